@@ -1,0 +1,50 @@
+# fxblk top-level build. Targets: all (module + fxctl), deps, check, demo, bench.
+# Kernel versions come from the file `make deps` generates; override with
+# KVER=<release> or KDIR=<headers dir>.
+FXBLK_CACHE ?= /var/cache/fxblk
+export FXBLK_CACHE
+-include $(FXBLK_CACHE)/kernels.env
+
+BUILD   ?= $(CURDIR)/build
+KVER    ?= $(FXBLK_KVER_6_1)
+JOBS    ?= $(shell nproc)
+
+.PHONY: all module modules fxctl deps check demo bench clean help
+
+all: module fxctl
+
+module:
+	@test -n "$(KVER)" || { echo "no lab kernel recorded: run 'make deps' first (as root)" >&2; exit 1; }
+	$(MAKE) -C kmod KVER=$(KVER) $(if $(KDIR),KDIR=$(KDIR)) BUILD=$(BUILD)/kmod
+
+# The module for every lab kernel, with -Werror (the module always builds so).
+modules:
+	$(MAKE) module KVER=$(FXBLK_KVER_5_10)
+	$(MAKE) module KVER=$(FXBLK_KVER_6_1)
+	$(MAKE) module KVER=$(FXBLK_KVER_6_12)
+
+fxctl:
+	cmake -S . -B $(BUILD)/ctl -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+	cmake --build $(BUILD)/ctl -j$(JOBS)
+
+deps:
+	bash scripts/deps.sh
+
+check:
+	bash tests/check.sh
+
+demo: all
+	bash tests/lab/run --kernel 6.1 --members 4 -- tests/demo.sh
+
+bench: all
+	bash tests/bench/run.sh
+
+clean:
+	rm -rf $(BUILD)
+
+help:
+	@echo "make deps   install build/test dependencies and fetch lab kernels (root)"
+	@echo "make        build fxblk.ko (KVER=$(KVER)) and fxctl"
+	@echo "make check  unit tests, module builds, lab tests; ends 'N passed, N failed'"
+	@echo "make demo   a volume over NVMe-oF/RoCE namespaces in the lab VM"
+	@echo "make bench  fio: fxblk vs dm-stripe vs md raid0 vs JBOD -> build/bench/"

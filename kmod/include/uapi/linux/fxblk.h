@@ -1,0 +1,129 @@
+/* SPDX-License-Identifier: GPL-2.0 WITH Linux-syscall-note */
+/*
+ * fxblk - striped block device over NVMe-oF namespaces.
+ *
+ * Generic netlink API, family "fxblk". Shared, unchanged, by fxblk.ko and
+ * fxctl: definitions only.
+ *
+ * Units: every size, offset and capacity is in 512-byte sectors unless the
+ * attribute name says otherwise. Latency histogram bucket i counts
+ * completions whose latency t (microseconds) satisfies 2^i <= t < 2^(i+1);
+ * bucket 0 also takes t < 1, the last bucket takes everything above.
+ *
+ * Attribute tree of a volume (reply to GET, STATS, CREATE; EVENT carries a
+ * subset):
+ *
+ *   FXBLK_ATTR_INDEX, FXBLK_ATTR_NAME, FXBLK_ATTR_DISK_NAME, ...
+ *   FXBLK_ATTR_MEMBERS
+ *     FXBLK_ATTR_MEMBER                (one per member, in stripe order)
+ *       FXBLK_MEMBER_ATTR_MAJOR, _MINOR, _DATA_OFFSET, _DATA_SECTORS, ...
+ *       FXBLK_MEMBER_ATTR_STATS_READ   (STATS only)
+ *         FXBLK_STAT_ATTR_IOS, _SECTORS, _ERRORS, _INFLIGHT, _LAT_HIST
+ *       FXBLK_MEMBER_ATTR_STATS_WRITE, _STATS_DISCARD, _STATS_FLUSH
+ *
+ * CREATE takes FXBLK_ATTR_NAME, FXBLK_ATTR_CHUNK_SECTORS and FXBLK_ATTR_MEMBERS
+ * with, per member, MAJOR, MINOR, DATA_OFFSET and optionally DATA_SECTORS
+ * (default: the rest of the member after DATA_OFFSET).
+ */
+#ifndef _UAPI_LINUX_FXBLK_H
+#define _UAPI_LINUX_FXBLK_H
+
+#include <linux/types.h>
+
+#define FXBLK_GENL_NAME		"fxblk"
+#define FXBLK_GENL_VERSION	1
+#define FXBLK_GENL_MCAST_EVENTS	"events"
+
+/* Bumped on any incompatible change of the attributes below. */
+#define FXBLK_API_VERSION	1
+
+#define FXBLK_NAME_MAX		32	/* volume name, including the NUL */
+#define FXBLK_DISK_NAME_MAX	32	/* "fxN", member "nvme0n1", incl. NUL */
+#define FXBLK_MAX_MEMBERS	64
+#define FXBLK_MAX_VOLUMES	256
+
+#define FXBLK_CHUNK_MIN_SECTORS	8		/* 4 KiB */
+#define FXBLK_CHUNK_MAX_SECTORS	32768		/* 16 MiB */
+#define FXBLK_CHUNK_DEF_SECTORS	1024		/* 512 KiB */
+
+#define FXBLK_LAT_BUCKETS	32
+
+/* FXBLK_ATTR_FEATURES bits */
+#define FXBLK_FEAT_STRIPE	(1ULL << 0)	/* CREATE/DESTROY/GET work */
+#define FXBLK_FEAT_STATS	(1ULL << 1)	/* per-member counters */
+#define FXBLK_FEAT_EVENTS	(1ULL << 2)	/* "events" multicast group */
+#define FXBLK_FEAT_NOWAIT	(1ULL << 3)	/* REQ_NOWAIT honoured */
+
+enum fxblk_cmd {
+	FXBLK_CMD_UNSPEC,
+	FXBLK_CMD_STATUS,	/* module version, API version, features */
+	FXBLK_CMD_CREATE,	/* admin */
+	FXBLK_CMD_DESTROY,	/* admin; by NAME or INDEX */
+	FXBLK_CMD_GET,		/* doit by NAME or INDEX; dumpit: all */
+	FXBLK_CMD_STATS,	/* doit by NAME or INDEX */
+	FXBLK_CMD_EVENT,	/* multicast only */
+	__FXBLK_CMD_MAX,
+};
+#define FXBLK_CMD_MAX (__FXBLK_CMD_MAX - 1)
+
+enum fxblk_attr {
+	FXBLK_ATTR_UNSPEC,
+	FXBLK_ATTR_MOD_VERSION,		/* string */
+	FXBLK_ATTR_API_VERSION,		/* u32 */
+	FXBLK_ATTR_FEATURES,		/* u64, FXBLK_FEAT_* */
+	FXBLK_ATTR_INDEX,		/* u32: N of /dev/fxN */
+	FXBLK_ATTR_NAME,		/* string, [A-Za-z0-9._-], 1..31 */
+	FXBLK_ATTR_DISK_NAME,		/* string "fxN" */
+	FXBLK_ATTR_CHUNK_SECTORS,	/* u32, power of two */
+	FXBLK_ATTR_CAPACITY,		/* u64 sectors */
+	FXBLK_ATTR_LOGICAL_BLOCK_SIZE,	/* u32 bytes */
+	FXBLK_ATTR_OPEN_COUNT,		/* u32 */
+	FXBLK_ATTR_MEMBERS,		/* nest of FXBLK_ATTR_MEMBER */
+	FXBLK_ATTR_MEMBER,		/* nest of FXBLK_MEMBER_ATTR_* */
+	FXBLK_ATTR_EVENT,		/* u32, enum fxblk_event */
+	FXBLK_ATTR_ERRNO,		/* s32, with FXBLK_EVENT_MEMBER_ERROR */
+	FXBLK_ATTR_PAD,
+	__FXBLK_ATTR_MAX,
+};
+#define FXBLK_ATTR_MAX (__FXBLK_ATTR_MAX - 1)
+
+enum fxblk_member_attr {
+	FXBLK_MEMBER_ATTR_UNSPEC,
+	FXBLK_MEMBER_ATTR_INDEX,	/* u32, position in the stripe */
+	FXBLK_MEMBER_ATTR_MAJOR,	/* u32 */
+	FXBLK_MEMBER_ATTR_MINOR,	/* u32 */
+	FXBLK_MEMBER_ATTR_DISK_NAME,	/* string, e.g. "nvme0n1" */
+	FXBLK_MEMBER_ATTR_DATA_OFFSET,	/* u64 sectors from member start */
+	FXBLK_MEMBER_ATTR_DATA_SECTORS,	/* u64 sectors usable after offset */
+	FXBLK_MEMBER_ATTR_STATS_READ,	/* nest of FXBLK_STAT_ATTR_* */
+	FXBLK_MEMBER_ATTR_STATS_WRITE,
+	FXBLK_MEMBER_ATTR_STATS_DISCARD, /* discard and write-zeroes */
+	FXBLK_MEMBER_ATTR_STATS_FLUSH,
+	FXBLK_MEMBER_ATTR_PAD,
+	__FXBLK_MEMBER_ATTR_MAX,
+};
+#define FXBLK_MEMBER_ATTR_MAX (__FXBLK_MEMBER_ATTR_MAX - 1)
+
+enum fxblk_stat_attr {
+	FXBLK_STAT_ATTR_UNSPEC,
+	FXBLK_STAT_ATTR_IOS,		/* u64, completed bios sent to member */
+	FXBLK_STAT_ATTR_SECTORS,	/* u64 */
+	FXBLK_STAT_ATTR_ERRORS,		/* u64, completions with an error */
+	FXBLK_STAT_ATTR_INFLIGHT,	/* u32 */
+	FXBLK_STAT_ATTR_LAT_HIST,	/* binary: __u64[FXBLK_LAT_BUCKETS] */
+	FXBLK_STAT_ATTR_FUA,		/* u64, writes with FUA (WRITE only) */
+	FXBLK_STAT_ATTR_PAD,
+	__FXBLK_STAT_ATTR_MAX,
+};
+#define FXBLK_STAT_ATTR_MAX (__FXBLK_STAT_ATTR_MAX - 1)
+
+enum fxblk_event {
+	FXBLK_EVENT_UNSPEC,
+	FXBLK_EVENT_CREATED,
+	FXBLK_EVENT_DESTROYED,
+	FXBLK_EVENT_MEMBER_ERROR,	/* rate-limited, first error per member */
+	__FXBLK_EVENT_MAX,
+};
+#define FXBLK_EVENT_MAX (__FXBLK_EVENT_MAX - 1)
+
+#endif /* _UAPI_LINUX_FXBLK_H */
