@@ -1,0 +1,174 @@
+#!/bin/bash
+# lab: kernels=6.1,6.12 members=4
+# Flush, FUA, discard and write-zeroes reach the members:
+#  - fsync on /dev/fxN (fio --fsync=1): every member sees >= one flush per fsync,
+#    counted twice: by fxblk (fxctl stats: members[].flush.ios) and by the
+#    member's own block layer (/sys/block/nvmeXnY/stat, field 16 = flush ios);
+#  - O_DIRECT|O_SYNC writes (REQ_FUA): fxctl stats members[].write.fua grows on
+#    exactly the members the writes map to;
+#  - write-zeroes (BLKZEROOUT ioctl via util-linux `blkdiscard -z`, or
+#    `fallocate --zero-range`) reads back as zeroes over a range crossing six
+#    chunk boundaries, and leaves the neighbouring blocks alone;
+#  - discard: split per member (each member's discard counters grow), and where
+#    the member reads back zeroes after a discard on its own, so must fx.
+. /lab/lib.sh
+read -r -a M <<<"${FX_MEMBERS:-}"
+[ "${#M[@]}" -ge 4 ] || fail "needs 4 members in FX_MEMBERS (got '${FX_MEMBERS:-}')"
+M=("${M[@]:0:4}"); N=4
+fx_load
+# fxdev NAME -> /dev/fxN, found through sysfs (no udev in the lab)
+fxdev() {
+	local d
+	for d in /sys/block/fx*; do
+		[ "$(cat "$d/fxblk/name" 2>/dev/null)" = "$1" ] && { echo "/dev/${d##*/}"; return 0; }
+	done
+	return 1
+}
+# jv a.b.0.c FILE: value from a saved JSON document (dotted path, numbers index arrays)
+jv() {
+	local v
+	v=$(jq -r ".$(sed 's/\.\([0-9][0-9]*\)/[\1]/g' <<<"$1")" "$2") || fail "bad JSON in $2"
+	[ "$v" != null ] || fail "JSON from fxctl lacks $1 ($2)"
+	echo "$v"
+}
+stats() { fxctl -o json stats t12 >"$1" || fail "fxctl -o json stats t12"; }
+# mstat MEMBER FIELD: member block-layer counter from /sys/block/X/stat
+# (field 12 = discard ios, 16 = flush ios). With nvme multipath the head disk
+# may not account I/O (iostats off on the head); its path disks nvmeXcYnZ do.
+mstat() {
+	local n=${1#/dev/} f=$2 h s=0 p
+	h=$(awk -v f="$f" '{print $f}' "/sys/block/$n/stat")
+	for p in /sys/block/${n%n*}c*n${n##*n}; do
+		[ -e "$p/stat" ] && s=$((s + $(awk -v f="$f" '{print $f}' "$p/stat")))
+	done
+	echo $((h > s ? h : s))
+}
+trap 'fxctl remove t12 >/dev/null 2>&1' EXIT
+CH=65536
+fxctl create t12 --chunk 64K "${M[@]}" || fail "fxctl create t12"
+DEV=$(fxdev t12) || fail "no /dev/fxN named t12"
+DISK=${DEV#/dev/}
+OFF=$(fxctl -o json show t12 | jq -r ".volume.members[0].data_offset_bytes")
+
+# --- flush -----------------------------------------------------------------
+[ "$(cat /sys/block/$DISK/queue/write_cache)" = "write back" ] ||
+	fail "$DEV reports '$(cat /sys/block/$DISK/queue/write_cache)': the block layer drops flushes before fxblk sees them (members: $(cat /sys/block/${M[0]#/dev/}/queue/write_cache))"
+stats /tmp/s0; for i in 0 1 2 3; do F0[$i]=$(mstat "${M[$i]}" 16); done
+NF=16
+fio --name=flush --filename="$DEV" --direct=1 --rw=write --bs=4k --size=$((NF * 4096)) \
+	--fsync=1 --ioengine=psync --output=/tmp/fio.out || fail "fio --fsync=1 on $DEV"
+stats /tmp/s1
+for i in 0 1 2 3; do
+	a=$(($(jv volume.members.$i.flush.ios /tmp/s1) - $(jv volume.members.$i.flush.ios /tmp/s0)))
+	b=$(($(mstat "${M[$i]}" 16) - F0[$i]))
+	echo "   member $i ${M[$i]}: fxblk sent $a flushes, member block layer counted $b"
+	[ $a -ge $NF ] || fail "${M[$i]}: only $a flushes sent by fxblk for $NF fsyncs on $DEV"
+	[ $b -ge $NF ] || fail "${M[$i]}: only $b flushes completed on the member for $NF fsyncs on $DEV"
+	[ "$(jv volume.members.$i.flush.errors /tmp/s1)" = 0 ] || fail "flush errors on ${M[$i]}"
+done
+log "flush: every fsync on $DEV reached all $N members"
+
+# --- FUA -------------------------------------------------------------------
+# 8 x 64 KiB O_DSYNC direct writes from volume chunk 4: chunks 4..11 -> 2 per member
+[ "$(cat /sys/block/$DISK/queue/fua 2>/dev/null || echo 1)" = 1 ] ||
+	echo "   note: $DEV queue/fua=0, FUA will be emulated by the block layer (pre/post flush)"
+stats /tmp/s0
+fio --name=fua --filename="$DEV" --direct=1 --sync=1 --rw=write --bs=64k --size=512k \
+	--offset=$((4 * CH)) --ioengine=psync --output=/tmp/fio.out || fail "fio --sync=1 on $DEV"
+stats /tmp/s1
+for i in 0 1 2 3; do
+	a=$(($(jv volume.members.$i.write.fua /tmp/s1) - $(jv volume.members.$i.write.fua /tmp/s0)))
+	w=$(($(jv volume.members.$i.write.ios /tmp/s1) - $(jv volume.members.$i.write.ios /tmp/s0)))
+	echo "   member $i: $w writes, $a with FUA"
+	if [ "$(cat /sys/block/$DISK/queue/fua 2>/dev/null || echo 1)" = 1 ]; then
+		[ $a -eq 2 ] || fail "${M[$i]}: expected 2 FUA writes (chunks $i+4, $i+8), fxblk sent $a"
+	fi
+	[ $w -ge 2 ] || fail "${M[$i]}: expected >= 2 writes, got $w"
+done
+# and plain direct writes must not be FUA
+stats /tmp/s0
+fio --name=nofua --filename="$DEV" --direct=1 --rw=write --bs=64k --size=512k \
+	--ioengine=psync --output=/tmp/fio.out || fail "fio on $DEV"
+stats /tmp/s1
+for i in 0 1 2 3; do
+	a=$(($(jv volume.members.$i.write.fua /tmp/s1) - $(jv volume.members.$i.write.fua /tmp/s0)))
+	[ $a -eq 0 ] || fail "${M[$i]}: $a FUA writes for writes without O_SYNC"
+done
+log "FUA: O_SYNC direct writes arrive as FUA on the right members, plain ones don't"
+
+# --- write-zeroes ----------------------------------------------------------
+# BLKZEROOUT never returns stale data (falls back to writing zeroes), so the
+# read-back is a hard check; whether fxblk passed REQ_OP_WRITE_ZEROES down is
+# read from its discard counters (discard + write-zeroes) when it advertises it.
+ZMAX=$(cat /sys/block/$DISK/queue/write_zeroes_max_bytes)
+echo "   $DEV write_zeroes_max_bytes=$ZMAX members: $(cat /sys/block/${M[0]#/dev/}/queue/write_zeroes_max_bytes)"
+fio --name=fill --filename="$DEV" --direct=1 --rw=write --bs=1M --size=8M --offset=$((16 * 1048576)) \
+	--buffer_pattern=0xa5 --ioengine=libaio --iodepth=4 --output=/tmp/fio.out || fail "fill"
+stats /tmp/s0
+ZO=$((16 * 1048576 + 3 * CH + 4096)); ZL=$((5 * CH + 8192)) # crosses 6 chunk boundaries
+# util-linux blkdiscard -z = BLKZEROOUT; busybox's blkdiscard has no -z
+if blkdiscard --help 2>&1 | grep -q -- --zeroout; then
+	blkdiscard -z -o $ZO -l $ZL "$DEV" || fail "blkdiscard -z -o $ZO -l $ZL $DEV"
+elif fallocate --help 2>&1 | grep -q -- --zero-range; then
+	fallocate --zero-range -o $ZO -l $ZL "$DEV" || fail "fallocate --zero-range -o $ZO -l $ZL $DEV"
+else
+	fail "lab image lacks util-linux blkdiscard/fallocate (busybox ones cannot zero-out): add them to tests/lab/mkbase.sh BINS"
+fi
+stats /tmp/s1
+cmp -s <(dd if="$DEV" bs=4096 skip=$((ZO / 4096)) count=$((ZL / 4096)) iflag=direct 2>/dev/null) \
+	<(head -c $ZL /dev/zero) || fail "write-zeroes range [$ZO, +$ZL) does not read back as zeroes"
+before=$(dd if="$DEV" bs=4096 skip=$((ZO / 4096 - 1)) count=1 iflag=direct 2>/dev/null | od -An -tx1 | tr -d ' \n' | tr -d 'a5')
+after=$(dd if="$DEV" bs=4096 skip=$(((ZO + ZL) / 4096)) count=1 iflag=direct 2>/dev/null | od -An -tx1 | tr -d ' \n' | tr -d 'a5')
+[ -z "$before$after" ] || fail "write-zeroes touched data outside [$ZO, +$ZL)"
+if [ "$ZMAX" -gt 0 ]; then
+	tot=0
+	for i in 0 1 2 3; do
+		d=$(($(jv volume.members.$i.discard.ios /tmp/s1) - $(jv volume.members.$i.discard.ios /tmp/s0)))
+		tot=$((tot + d)); [ $d -ge 1 ] || fail "${M[$i]}: no write-zeroes bio sent by fxblk (range covers all members)"
+	done
+	log "write-zeroes: offloaded, $tot member bios, reads back as zeroes, neighbours intact"
+else
+	log "write-zeroes: $DEV has no write-zeroes support (kernel wrote zero pages), reads back as zeroes"
+fi
+
+# --- discard ---------------------------------------------------------------
+DMAX=$(cat /sys/block/$DISK/queue/discard_max_bytes)
+MDMAX=$(cat /sys/block/${M[0]#/dev/}/queue/discard_max_bytes)
+echo "   discard_max_bytes: $DEV $DMAX, member $MDMAX"
+if [ "$MDMAX" = 0 ]; then
+	[ "$DMAX" = 0 ] || fail "$DEV advertises discard ($DMAX) although its members do not"
+	log "discard: members do not support it and $DEV correctly does not advertise it"
+else
+	[ "$DMAX" -gt 0 ] || fail "$DEV does not advertise discard although all members do ($MDMAX)"
+	# does the member itself read back zeroes after a discard? test in its label area
+	head -c 65536 /dev/urandom | dd of="${M[0]}" bs=64k seek=1 oflag=direct 2>/dev/null
+	MZERO=0
+	blkdiscard -o 65536 -l 65536 "${M[0]}" 2>/tmp/bd.err ||
+		{ cat /tmp/bd.err; fail "${M[0]} advertises discard but a discard on the member itself fails (lab backend problem, not fxblk)"; }
+	cmp -s <(dd if="${M[0]}" bs=64k skip=1 count=1 iflag=direct 2>/dev/null) <(head -c 65536 /dev/zero) && MZERO=1
+	fio --name=fill --filename="$DEV" --direct=1 --rw=write --bs=1M --size=8M --offset=$((32 * 1048576)) \
+		--buffer_pattern=0x5a --ioengine=libaio --iodepth=4 --output=/tmp/fio.out || fail "fill"
+	stats /tmp/s0; for i in 0 1 2 3; do D0[$i]=$(mstat "${M[$i]}" 12); done
+	DO=$((32 * 1048576 + CH)); DL=$((6 * CH))
+	blkdiscard -o $DO -l $DL "$DEV" || fail "blkdiscard on $DEV (members accept discard)"
+	stats /tmp/s1
+	for i in 0 1 2 3; do
+		a=$(($(jv volume.members.$i.discard.ios /tmp/s1) - $(jv volume.members.$i.discard.ios /tmp/s0)))
+		b=$(($(mstat "${M[$i]}" 12) - D0[$i]))
+		echo "   member $i: fxblk sent $a discards, member counted $b"
+		[ $a -ge 1 ] && [ $b -ge 1 ] || fail "${M[$i]}: discard over 6 chunks did not reach it (fxblk $a, member $b)"
+	done
+	if [ $MZERO = 1 ]; then
+		cmp -s <(dd if="$DEV" bs=64k skip=$((DO / CH)) count=6 iflag=direct 2>/dev/null) <(head -c $DL /dev/zero) ||
+			fail "members read zeroes after discard, but discarded range of $DEV does not"
+		log "discard: reached every member, reads back zeroes (members guarantee it)"
+	else
+		log "discard: reached every member (members do not read back zeroes after discard; not checked)"
+	fi
+	# neighbours untouched
+	[ -z "$(dd if="$DEV" bs=64k skip=$((DO / CH - 1)) count=1 iflag=direct 2>/dev/null | od -An -tx1 | tr -d ' \n' | tr -d '5a')" ] ||
+		fail "discard destroyed data before the range"
+fi
+fxctl remove t12 || fail "remove"
+trap - EXIT
+pass "flush/FUA/discard/write-zeroes"
