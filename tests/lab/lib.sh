@@ -1,0 +1,121 @@
+# Helpers for lab test scripts; in the VM at /lab/lib.sh.
+# Use:  #!/bin/bash
+#       # lab: kernels=5.10,6.1,6.12 members=4      (read by tests/check.sh)
+#       . /lab/lib.sh
+#
+# Every helper that checks something calls fail on mismatch, which prints the
+# reason plus the tail of the kernel log and exits 1. Scripts run with
+# `set -o pipefail`; they need not add `set -e` (explicit checks read better).
+# Environment from the lab: FX_MEMBERS ("/dev/nvme0n1 ..."), FX_KVER, FX_LAB=1.
+
+set -o pipefail
+FX_TEST=${FX_TEST:-$(basename "$0" .sh)}
+read -r -a FX_MEMBER_LIST <<< "${FX_MEMBERS:-}"
+export FX_MEMBER_LIST
+
+# log MSG...: progress line with the guest uptime
+log() { echo "[$(cut -d' ' -f1 /proc/uptime)] $FX_TEST: $*"; }
+
+# fail MSG...: report, show the last kernel messages, exit 1
+fail() {
+	echo "FAIL: $FX_TEST: $*" >&2
+	echo "--- last kernel messages:" >&2
+	dmesg | tail -n 20 >&2
+	exit 1
+}
+
+# pass [MSG]: final success line, exit 0
+pass() { echo "PASS: $FX_TEST${1:+: $*}"; exit 0; }
+
+# fx_run CMD...: run, echo the command, fail if it fails. Output goes to
+# stdout and is kept in $FX_OUT (stdout+stderr).
+fx_run() {
+	log "+ $*"
+	FX_OUT=$("$@" 2>&1)
+	local rc=$?
+	[ -z "$FX_OUT" ] || printf '%s\n' "$FX_OUT"
+	[ $rc = 0 ] || fail "'$*' exited $rc"
+}
+
+# fx_expect_fail [--rc N] [--msg REGEX] CMD...: CMD must fail (with status N
+# if given, with REGEX in its stdout+stderr if given). Output in $FX_OUT.
+fx_expect_fail() {
+	local want_rc= want_msg=
+	while :; do
+		case $1 in
+		--rc) want_rc=$2; shift 2 ;;
+		--msg) want_msg=$2; shift 2 ;;
+		*) break ;;
+		esac
+	done
+	log "+ (expect failure) $*"
+	FX_OUT=$("$@" 2>&1)
+	local rc=$?
+	[ -z "$FX_OUT" ] || printf '%s\n' "$FX_OUT"
+	[ $rc != 0 ] || fail "'$*' succeeded but should have failed"
+	[ -z "$want_rc" ] || [ "$rc" = "$want_rc" ] || fail "'$*' exited $rc, expected $want_rc"
+	[ -z "$want_msg" ] || grep -Eq -- "$want_msg" <<< "$FX_OUT" ||
+		fail "'$*' output lacks /$want_msg/"
+}
+
+# expect_eq ACTUAL EXPECTED WHAT: compare strings
+expect_eq() { [ "$1" = "$2" ] || fail "$3: got '$1', expected '$2'"; }
+
+# expect_match TEXT REGEX WHAT: extended regex match
+expect_match() { grep -Eq -- "$2" <<< "$1" || fail "$3: '$1' does not match /$2/"; }
+
+# errno_name N: EPERM, EINVAL, ... for small errno numbers (for messages)
+errno_name() {
+	case $1 in
+	1) echo EPERM ;; 2) echo ENOENT ;; 12) echo ENOMEM ;; 13) echo EACCES ;;
+	16) echo EBUSY ;; 17) echo EEXIST ;; 19) echo ENODEV ;; 22) echo EINVAL ;;
+	28) echo ENOSPC ;; 95) echo EOPNOTSUPP ;; *) echo "errno$1" ;;
+	esac
+}
+
+# as_nobody CMD...: run CMD as an unprivileged user (uid/gid 65534, no caps)
+as_nobody() {
+	setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all \
+		--bounding-set=-all -- "$@"
+}
+
+# dmesg markers: fx_mark NAME writes "fxlab-mark: NAME" to the kernel log;
+# fx_dmesg_since NAME prints the kernel messages after that mark.
+fx_mark() { echo "fxlab-mark: $1" > /dev/kmsg; }
+fx_dmesg_since() { dmesg | sed -n "/fxlab-mark: $1\$/,\$p" | sed 1d; }
+
+# fx_dmesg_clean_since NAME: fail if the kernel complained since the mark.
+# (The lab also checks the whole log after the script; this pins it to a step.)
+FX_BAD_LOG='WARNING:|BUG:|Oops|KASAN|UBSAN|circular locking|INFO: |general protection|list_(del|add) corruption|Call Trace'
+fx_dmesg_clean_since() {
+	local bad
+	bad=$(fx_dmesg_since "$1" | grep -E "$FX_BAD_LOG")
+	[ -z "$bad" ] || fail "kernel log after mark '$1': $bad"
+}
+
+# fx_slab NAME: active object count of a slab cache (0 if absent), for leak
+# checks: before=$(fx_slab fxblk_io); ...; expect_eq "$(fx_slab fxblk_io)" "$before" leak
+fx_slab() { awk -v n="$1" '$1 == n {print $2; f=1} END {if (!f) print 0}' /proc/slabinfo; }
+
+# fx_module_refcnt [MOD]: reference count of a module (default fxblk)
+fx_module_refcnt() { cat "/sys/module/${1:-fxblk}/refcnt"; }
+
+# fx_load: modprobe fxblk and check it is there
+fx_load() {
+	modprobe fxblk || fail "modprobe fxblk failed"
+	[ -d /sys/module/fxblk ] || fail "/sys/module/fxblk missing after modprobe"
+}
+
+# fx_unload: rmmod fxblk and check it is gone
+fx_unload() {
+	rmmod fxblk || fail "rmmod fxblk failed (refcnt $(fx_module_refcnt))"
+	[ ! -d /sys/module/fxblk ] || fail "/sys/module/fxblk still present after rmmod"
+}
+
+# fx_json CMD... : run CMD (e.g. fxctl -o json show v), check it printed
+# valid JSON, keep it in $FX_JSON;  jqr FILTER: jq -r FILTER on $FX_JSON
+fx_json() {
+	fx_run "$@"
+	FX_JSON=$(printf '%s' "$FX_OUT" | jq -c . 2>/dev/null) || fail "'$*' did not print valid JSON"
+}
+jqr() { printf '%s' "$FX_JSON" | jq -r "$1"; }
