@@ -1,0 +1,113 @@
+#!/bin/bash
+# lab: kernels=6.1,6.12 members=4
+# 32 volumes created, used and removed without leaking, then rmmod works.
+#
+# Two halves of 16 volumes each (8 four-member volumes one after another, with
+# chunk sizes 4 KiB..16 MiB and some I/O incl. flushes, plus 2 rounds of 4
+# single-member volumes alive at the same time). Before and after each half:
+# drop caches, let RCU settle, shrink every SLUB cache (flushes per-cpu and
+# partial slabs so active_objs is close to the truth), snapshot /proc/slabinfo
+# and SUnreclaim.
+#
+# Tolerance: a real leak of >= 1 object per volume grows a cache by >= 16
+# objects in BOTH halves; noise from other kernel activity (nvme keep-alive,
+# rxe, sysfs) is not repeated like that, and is far below 16 objects per cache
+# after shrinking. So a cache leaks if it grew >= 16 objects in each half, and
+# SUnreclaim leaks if it grew > 256 KiB in each half (a leaked gendisk +
+# request_queue + bioset alone is > 16 KiB, so 16 volumes would be > 256 KiB).
+# The module's own caches must be back to their start counts. At the end no
+# fx disk, no holder link on any member, module refcount 0, rmmod succeeds and
+# the block major is released; a reload works (kmem_cache_destroy of a cache
+# with live objects would WARN, which the lab turns into a failure).
+. /lab/lib.sh
+read -r -a M <<<"${FX_MEMBERS:-}"
+[ "${#M[@]}" -ge 4 ] || fail "needs 4 members in FX_MEMBERS (got '${FX_MEMBERS:-}')"
+M=("${M[@]:0:4}")
+fx_load
+fxdev() {
+	local d
+	for d in /sys/block/fx*; do
+		[ "$(cat "$d/fxblk/name" 2>/dev/null)" = "$1" ] && { echo "/dev/${d##*/}"; return 0; }
+	done
+	return 1
+}
+trap 'for v in $(fxctl -o json list 2>/dev/null | jq -r ".volumes[].name"); do fxctl remove $v >/dev/null 2>&1; done' EXIT
+
+settle() {
+	sync
+	echo 3 >/proc/sys/vm/drop_caches
+	sleep 1 # RCU-deferred frees (disk/queue release paths)
+	for s in /sys/kernel/slab/*/shrink; do echo 1 >"$s" 2>/dev/null; done
+}
+snap() { # snap FILE: "name active_objs objsize" per cache + SUnreclaim
+	settle
+	awk 'NR > 2 {print $1, $2, $4}' /proc/slabinfo >"$1"
+	echo "SUnreclaim_kB $(awk '/^SUnreclaim:/ {print $2}' /proc/meminfo) 1024" >>"$1"
+}
+cycle() { # cycle I: one four-member volume with some I/O
+	local i=$1 chunks=(4K 64K 512K 1M 16M 128K 8K 2M) ch dev
+	ch=${chunks[$((i % 8))]}
+	fxctl create "leak$i" --chunk "$ch" "${M[@]}" >/dev/null || fail "create leak$i (chunk $ch)"
+	dev=$(fxdev "leak$i") || fail "no device for leak$i"
+	dd if=/dev/urandom of="$dev" bs=64k count=40 seek=3 oflag=direct conv=fsync 2>/dev/null || fail "write $dev"
+	dd if="$dev" of=/dev/null bs=1M count=4 iflag=direct 2>/dev/null || fail "read $dev"
+	cat /sys/block/${dev#/dev/}/stat >/dev/null
+	fxctl -o json stats "leak$i" >/dev/null || fail "stats leak$i"
+	if [ $((i % 4)) = 0 ]; then
+		fio --name=l --filename="$dev" --rw=randrw --bs=4k --size=2M --iodepth=16 \
+			--ioengine=libaio --direct=1 --fsync=8 --output=/dev/null || fail "fio on $dev"
+	fi
+	fxctl remove "leak$i" >/dev/null || fail "remove leak$i"
+}
+concurrent() { # concurrent R: four single-member volumes alive together
+	local r=$1 i
+	for i in 0 1 2 3; do fxctl create "one$r$i" "${M[$i]}" >/dev/null || fail "create one$r$i"; done
+	[ "$(ls /sys/block | grep -c '^fx')" = 4 ] || fail "expected 4 fx disks, have: $(ls /sys/block | grep '^fx')"
+	for i in 0 1 2 3; do dd if="$(fxdev one$r$i)" of=/dev/null bs=64k count=4 iflag=direct 2>/dev/null || fail "read one$r$i"; done
+	for i in 3 1 0 2; do fxctl remove "one$r$i" >/dev/null || fail "remove one$r$i"; done
+}
+half() { # half H: 16 volumes
+	local h=$1 i
+	for i in 0 1 2 3 4 5 6 7; do cycle $((h * 8 + i)); done
+	concurrent $((h * 2)); concurrent $((h * 2 + 1))
+}
+
+# warm-up: caches, biosets, sysfs dirs created once
+cycle 100; concurrent 9
+snap /tmp/s0
+t0=$(date +%s)
+half 0; snap /tmp/s1
+half 1; snap /tmp/s2
+log "32 volumes in $(($(date +%s) - t0)) s"
+
+# per cache: name a0 a1 a2 objsize (active objects at the three snapshots)
+awk 'FILENAME == ARGV[1] {a0[$1] = $2; sz[$1] = $3; next}
+     FILENAME == ARGV[2] {a1[$1] = $2; next}
+     {print $1, ($1 in a0) ? a0[$1] : 0, ($1 in a1) ? a1[$1] : 0, $2, $3}' /tmp/s0 /tmp/s1 /tmp/s2 >/tmp/slab3
+awk '$1 ~ /^(bio|fxblk|kmalloc-|request_queue|bdev|blkdev|SUnreclaim)/ && $4 != $2 {
+	printf "   %-24s %8d -> %8d -> %8d\n", $1, $2, $3, $4 }' /tmp/slab3 | head -40
+LEAKS=$(awk '{ g1 = $3 - $2; g2 = $4 - $3
+	if ($1 == "SUnreclaim_kB") { if (g1 > 256 && g2 > 256) print $1, "+" g1 " kB", "+" g2 " kB;"; next }
+	if (g1 >= 16 && g2 >= 16) print $1, "+" g1, "+" g2, "objects of", $5, "bytes;" }' /tmp/slab3)
+[ -z "$LEAKS" ] || fail "slab growth in both halves (leak of >= 1 object per volume): $LEAKS"
+OWN=$(awk '$1 ~ /fxblk/ && $4 != $2 {print $1, $2 "->" $4}' /tmp/slab3)
+[ -z "$OWN" ] || fail "fxblk's own slab caches did not return to their start counts: $OWN"
+
+[ -z "$(ls /sys/block | grep '^fx')" ] || fail "fx disks left: $(ls /sys/block | grep '^fx')"
+[ "$(fxctl -o json list | jq '.volumes | length')" = 0 ] || fail "fxctl list not empty"
+for m in "${M[@]}"; do
+	[ -z "$(ls /sys/block/${m#/dev/}/holders)" ] || fail "$m still has holders: $(ls /sys/block/${m#/dev/}/holders)"
+done
+[ "$(fx_module_refcnt)" = 0 ] || fail "fxblk refcount $(fx_module_refcnt) with no volumes"
+CACHES=$(awk 'NR > 2 && $1 ~ /fxblk/ {print $1}' /proc/slabinfo)
+fx_unload
+grep -qwE 'fx|fxblk' /proc/devices && fail "block major of fxblk still registered after rmmod: $(grep -wE 'fx|fxblk' /proc/devices)"
+for c in $CACHES; do
+	grep -q "^$c " /proc/slabinfo && fail "slab cache $c survived rmmod"
+done
+fx_load
+fx_run fxctl create again "${M[@]}"
+fx_run fxctl remove again
+fx_unload
+trap - EXIT
+pass "32 volumes without leaks; rmmod and reload work"
