@@ -1,0 +1,57 @@
+#!/bin/bash
+# Lab self-tests: prove that tests/lab/run can fail.
+#   tests/lab/selftest/run.sh warn    [KERNEL]  a module WARNs at load, the script
+#                                               passes -> run must exit 1 naming the WARNING
+#   tests/lab/selftest/run.sh status  [KERNEL]  script exits 7 -> run must exit 7
+#   tests/lab/selftest/run.sh timeout [KERNEL]  script hangs -> run must exit 124, say TIMEOUT
+# Exit 0 when the lab behaved as required. KERNEL: 5.10|6.1|6.12 (default 6.1).
+set -uo pipefail
+HERE=$(cd "$(dirname "$(readlink -f "$0")")" && pwd)
+TOP=$(cd "$HERE/../../.." && pwd)
+CASE=${1:?usage: run.sh warn|status|timeout [KERNEL]}
+KS=${2:-6.1}
+CACHE=${FXBLK_CACHE:-/var/cache/fxblk}
+. "$CACHE/kernels.env"
+case $KS in 5.10) K=$FXBLK_KVER_5_10 ;; 6.1) K=$FXBLK_KVER_6_1 ;; 6.12) K=$FXBLK_KVER_6_12 ;; *) K=$KS ;; esac
+RUN=$TOP/tests/lab/run
+OUT=$(mktemp)
+trap 'rm -f "$OUT"' EXIT
+check() {	# check WANT_RC REGEX DESC: judge the run's status and output
+	if [ "$rc" = "$1" ] && grep -Eq "$2" "$OUT"; then
+		echo "selftest $CASE: OK: $3"
+		exit 0
+	fi
+	echo "selftest $CASE: FAILED: expected exit $1 and /$2/ in the output, got exit $rc"
+	exit 1
+}
+case $CASE in
+warn)
+	B=$TOP/build/lab-selftest/$K
+	rm -rf "$B"; mkdir -p "$B"
+	cp "$HERE"/warn/* "$B/"
+	KDIR=$CACHE/k/$K/hdr/usr/src/linux-headers-$K
+	make -s -C "$KDIR" M="$B" CC=gcc modules 2>&1 | grep -v 'Skipping BTF' || true
+	[ -f "$B/fxlab_warn.ko" ] || { echo "selftest warn: could not build the module"; exit 1; }
+	"$RUN" --kernel "$KS" --no-fabric --no-build --timeout 300 --file "$B/fxlab_warn.ko" \
+		-- "$HERE/warn-load.sh" 2>&1 | tee "$OUT"
+	rc=${PIPESTATUS[0]}
+	grep -q '^PASS: warn-load' "$OUT" || { echo "selftest warn: the script itself did not pass"; exit 1; }
+	check 1 'kernel log shows problems' "lab failed the run on the kernel WARNING although the script passed"
+	;;
+status)
+	"$RUN" --kernel "$KS" --no-fabric --no-build --timeout 300 -- "$HERE/exit-status.sh" 7 "two words" 2>&1 | tee "$OUT"
+	rc=${PIPESTATUS[0]}
+	check 7 'exiting with 7' "script status 7 returned to the host"
+	;;
+timeout)
+	"$RUN" --kernel "$KS" --no-fabric --no-build --timeout 25 -- "$HERE/hang.sh" 2>&1 | tee "$OUT"
+	rc=${PIPESTATUS[0]}
+	dir=$(sed -n 's/^lab: run dir //p' "$OUT")
+	[ -n "$dir" ] || { echo "selftest timeout: run did not name its run dir"; exit 1; }
+	left=$(pgrep -f "$dir/initrd" || true)
+	[ ! -e "$dir" ] || { echo "selftest timeout: run dir $dir left behind"; exit 1; }
+	[ -z "$left" ] || { echo "selftest timeout: QEMU still running: $left"; exit 1; }
+	check 124 'TIMEOUT' "hung VM killed after the timeout, no QEMU left"
+	;;
+*) echo "unknown self-test '$CASE'"; exit 2 ;;
+esac
