@@ -1,0 +1,79 @@
+#include "blockdev.hpp"
+
+#include "error.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <fstream>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+namespace fxctl {
+namespace fs = std::filesystem;
+namespace {
+
+std::uint64_t read_number(const fs::path &file, const std::string &dev)
+{
+	std::ifstream in(file);
+	std::uint64_t v;
+	if (!(in >> v))
+		throw Error(fmt::format("cannot read {} for {}; is sysfs mounted on /sys?",
+					file.string(), dev),
+			    errno_error(EIO));
+	return v;
+}
+
+}  // namespace
+
+void read_sysfs_block(const fs::path &sysfs, BlockDevice &dev)
+{
+	fs::path dir = sysfs / "dev/block" / fmt::format("{}:{}", dev.major, dev.minor);
+	std::error_code ec;
+	fs::path real = fs::canonical(dir, ec);
+	if (ec)
+		throw Error(fmt::format("{} ({}:{}) is not known to the kernel ({} missing); "
+					"check that the device still exists",
+					dev.path, dev.major, dev.minor, dir.string()),
+			    errno_error(ENODEV));
+	dev.name = real.filename().string();
+	dev.size_sectors = read_number(real / "size", dev.path);
+	// Partitions have no queue/ of their own: it is the parent disk's.
+	fs::path queue = fs::exists(real / "partition") ? real.parent_path() / "queue"
+							: real / "queue";
+	dev.logical_block_size =
+		static_cast<std::uint32_t>(read_number(queue / "logical_block_size", dev.path));
+	dev.holders.clear();
+	for (const auto &e : fs::directory_iterator(real / "holders", ec))
+		dev.holders.push_back(e.path().filename().string());
+	std::sort(dev.holders.begin(), dev.holders.end());
+}
+
+BlockDevice SystemBlockDevices::probe(const std::string &path)
+{
+	BlockDevice dev;
+	dev.path = path;
+	struct stat st;
+	if (stat(path.c_str(), &st) < 0)
+		throw Error(fmt::format("cannot access {}: {}; check the member path", path,
+					std::strerror(errno)),
+			    errno_error(errno));
+	if (!S_ISBLK(st.st_mode))
+		throw Error(fmt::format("{} is not a block device", path), errno_error(ENOTBLK));
+	dev.major = major(st.st_rdev);
+	dev.minor = minor(st.st_rdev);
+	read_sysfs_block(sysfs_, dev);
+	// O_EXCL on a block device fails with EBUSY while someone else holds
+	// it exclusively (mounted, md/dm member, another fxblk volume).
+	int fd = open(path.c_str(), O_RDONLY | O_EXCL | O_CLOEXEC);
+	if (fd >= 0)
+		close(fd);
+	else if (errno == EBUSY)
+		dev.busy = true;
+	return dev;
+}
+
+}  // namespace fxctl

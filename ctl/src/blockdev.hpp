@@ -1,0 +1,44 @@
+// Member device discovery: path -> dev_t, size, logical block size and who
+// holds it. Behind an interface so unit tests run without block devices.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace fxctl {
+
+struct BlockDevice {
+	std::string path;             // as given, "/dev/nvme0n1"
+	std::string name;             // kernel name, "nvme0n1"
+	std::uint32_t major = 0, minor = 0;
+	std::uint64_t size_sectors = 0;
+	std::uint32_t logical_block_size = 512;
+	std::vector<std::string> holders;  // /sys/.../holders, e.g. "fx0"
+	bool busy = false;            // exclusive open refused (mounted, md, ...)
+};
+
+class BlockDevices {
+public:
+	virtual ~BlockDevices() = default;
+	// Throws Error naming the path and the fix if it is not a usable
+	// block device.
+	virtual BlockDevice probe(const std::string &path) = 0;
+};
+
+// /sys/dev/block/MAJ:MIN under @sysfs: fills name, size, logical block
+// size and holders. Throws Error if the directory is absent or malformed.
+void read_sysfs_block(const std::filesystem::path &sysfs, BlockDevice &dev);
+
+class SystemBlockDevices final : public BlockDevices {
+public:
+	explicit SystemBlockDevices(std::filesystem::path sysfs = "/sys")
+		: sysfs_(std::move(sysfs)) {}
+	BlockDevice probe(const std::string &path) override;
+
+private:
+	std::filesystem::path sysfs_;
+};
+
+}  // namespace fxctl

@@ -1,0 +1,40 @@
+// fxctl's command line: one table of commands, each with its own
+// Boost.Program_options description; help is generated from the table.
+#pragma once
+
+#include "blockdev.hpp"
+#include "client.hpp"
+#include "nvme_info.hpp"
+
+#include <functional>
+#include <iosfwd>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace fxctl {
+
+// Everything a command touches outside the process, so tests can fake it.
+struct Env {
+	Env(std::ostream &o, std::ostream &e) : out(o), err(e) {}
+	std::ostream &out;
+	std::ostream &err;
+	std::function<std::unique_ptr<Client>()> connect = make_genl_client;
+	std::function<BlockDevices &()> blockdevs;
+	std::function<std::unique_ptr<NvmeLookup>()> nvme;  // optional
+	std::function<void(double)> sleep;                  // stats --watch
+};
+
+// Runs one fxctl invocation; @args excludes argv[0]. Returns the exit code:
+// 0 ok, 1 runtime error, 2 usage error.
+int run(const std::vector<std::string> &args, Env &env);
+
+// Exposed for tests: the create-time layout for one member, in sectors.
+struct MemberLayout {
+	std::uint64_t data_offset, data_sectors;
+};
+std::uint64_t default_data_offset(std::uint64_t chunk_bytes);
+MemberLayout member_layout(const BlockDevice &dev, std::uint64_t data_offset_bytes,
+			   std::uint64_t chunk_bytes);
+
+}  // namespace fxctl

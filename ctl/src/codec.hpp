@@ -1,0 +1,34 @@
+// Netlink message encoding and decoding for family "fxblk", kept apart from
+// the socket so unit tests can round-trip messages in memory.
+#pragma once
+
+#include "model.hpp"
+
+#include <memory>
+#include <netlink/msg.h>
+
+namespace fxctl {
+
+struct nl_msg_deleter {
+	void operator()(nl_msg *m) const noexcept { nlmsg_free(m); }
+};
+using msg_ptr = std::unique_ptr<nl_msg, nl_msg_deleter>;
+
+// A generic netlink request header for @cmd; attributes go after it.
+msg_ptr new_genl_msg(int family, std::uint8_t cmd, int flags = 0);
+
+// Request side (what fxctl sends).
+void put_volume_ref(nl_msg *msg, const VolumeRef &ref);
+void put_create(nl_msg *msg, const CreateRequest &req);
+
+// Reply side (what the module sends). Throws Error on malformed input.
+ModuleStatus decode_status(nlmsghdr *nlh);
+Volume decode_volume(nlmsghdr *nlh);
+
+// The mirror images, as the module builds them: used by the unit tests to
+// check that encoder and decoder agree.
+void put_status(nl_msg *msg, const ModuleStatus &st);
+void put_volume(nl_msg *msg, const Volume &vol);
+CreateRequest decode_create(nlmsghdr *nlh);
+
+}  // namespace fxctl

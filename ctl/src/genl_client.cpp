@@ -1,0 +1,241 @@
+#include "client.hpp"
+#include "error.hpp"
+#include "genl_socket.hpp"
+
+#include <cerrno>
+#include <cstring>
+#include <exception>
+#include <fmt/format.h>
+#include <linux/netlink.h>
+#include <netlink/attr.h>
+#include <netlink/genl/ctrl.h>
+#include <netlink/genl/genl.h>
+#include <netlink/handlers.h>
+#include <sys/socket.h>
+
+#ifndef SOL_NETLINK
+#define SOL_NETLINK 270
+#endif
+
+namespace fxctl {
+namespace {
+
+struct nl_cb_deleter {
+	void operator()(nl_cb *cb) const noexcept { nl_cb_put(cb); }
+};
+using cb_ptr = std::unique_ptr<nl_cb, nl_cb_deleter>;
+
+struct transact_state {
+	const std::function<void(nlmsghdr *)> *on_reply;
+	GenlSocket::Result result;
+	bool done = false;
+	std::exception_ptr failure;  // never unwind through libnl's C frames
+};
+
+int on_valid(nl_msg *msg, void *arg)
+{
+	auto *st = static_cast<transact_state *>(arg);
+	try {
+		(*st->on_reply)(nlmsg_hdr(msg));
+	} catch (...) {
+		st->failure = std::current_exception();
+		st->done = true;
+		return NL_STOP;
+	}
+	return NL_OK;
+}
+
+int on_ack(nl_msg *, void *arg)
+{
+	static_cast<transact_state *>(arg)->done = true;
+	return NL_STOP;
+}
+
+int on_finish(nl_msg *msg, void *arg)
+{
+	auto *st = static_cast<transact_state *>(arg);
+	// A dump that fails part-way reports the error in NLMSG_DONE's payload.
+	nlmsghdr *nlh = nlmsg_hdr(msg);
+	if (nlmsg_datalen(nlh) >= static_cast<int>(sizeof(int))) {
+		int err;
+		std::memcpy(&err, nlmsg_data(nlh), sizeof(err));
+		if (err < 0)
+			st->result.err = -err;
+	}
+	st->done = true;
+	return NL_STOP;
+}
+
+int on_error(sockaddr_nl *, nlmsgerr *e, void *arg)
+{
+	auto *st = static_cast<transact_state *>(arg);
+	// libnl hands us the payload; the header sits right before it.
+	const auto *nlh = reinterpret_cast<const nlmsghdr *>(
+		reinterpret_cast<const char *>(e) - NLMSG_HDRLEN);
+	st->result.err = -e->error;
+	st->result.extack = parse_extack(nlh);
+	st->done = true;
+	return NL_STOP;
+}
+
+}  // namespace
+
+std::string parse_extack(const nlmsghdr *nlh)
+{
+	if (!(nlh->nlmsg_flags & NLM_F_ACK_TLVS))
+		return {};
+	const auto *e = static_cast<const nlmsgerr *>(NLMSG_DATA(nlh));
+	std::size_t payload = nlh->nlmsg_len - NLMSG_HDRLEN;
+	std::size_t off = sizeof(*e);
+	if (!(nlh->nlmsg_flags & NLM_F_CAPPED))
+		off += e->msg.nlmsg_len - NLMSG_HDRLEN;  // the echoed request
+	if (payload < sizeof(*e) || off > payload)
+		return {};
+	nlattr *tb[NLMSGERR_ATTR_MAX + 1];
+	auto *head = reinterpret_cast<nlattr *>(
+		const_cast<char *>(reinterpret_cast<const char *>(e) + off));
+	if (nla_parse(tb, NLMSGERR_ATTR_MAX, head, static_cast<int>(payload - off), nullptr) < 0)
+		return {};
+	nlattr *m = tb[NLMSGERR_ATTR_MSG];
+	if (!m || nla_len(m) <= 0)
+		return {};
+	const char *s = static_cast<const char *>(nla_data(m));
+	return std::string(s, strnlen(s, static_cast<std::size_t>(nla_len(m))));
+}
+
+GenlSocket::GenlSocket() : sock_(nl_socket_alloc())
+{
+	if (!sock_)
+		throw Error("out of memory allocating a netlink socket", nl_error(NLE_NOMEM));
+	if (int rc = genl_connect(sock_.get()); rc < 0)
+		throw Error(fmt::format("cannot open a generic netlink socket: {}; "
+					"is this kernel built with CONFIG_NETLINK?",
+					nl_geterror(rc)),
+			    nl_error(rc));
+	// Replies with large volumes exceed a page: let libnl size the buffer.
+	nl_socket_enable_msg_peek(sock_.get());
+	// Extended acks carry the kernel's explanation of an error. Capped acks
+	// don't echo our request back. Both are best effort (old kernels).
+	int one = 1;
+	int fd = nl_socket_get_fd(sock_.get());
+	setsockopt(fd, SOL_NETLINK, NETLINK_EXT_ACK, &one, sizeof(one));
+	setsockopt(fd, SOL_NETLINK, NETLINK_CAP_ACK, &one, sizeof(one));
+
+	family_ = genl_ctrl_resolve(sock_.get(), FXBLK_GENL_NAME);
+	if (family_ == -NLE_OBJ_NOTFOUND)
+		throw ModuleNotLoaded();
+	if (family_ < 0)
+		throw Error(fmt::format("cannot look up netlink family '{}': {}",
+					FXBLK_GENL_NAME, nl_geterror(family_)),
+			    nl_error(family_));
+}
+
+GenlSocket::Result GenlSocket::transact(nl_msg *msg,
+					const std::function<void(nlmsghdr *)> &on_reply)
+{
+	cb_ptr cb(nl_cb_alloc(NL_CB_DEFAULT));
+	if (!cb)
+		throw Error("out of memory allocating netlink callbacks", nl_error(NLE_NOMEM));
+	transact_state st{&on_reply, {}, false, nullptr};
+	nl_cb_set(cb.get(), NL_CB_VALID, NL_CB_CUSTOM, on_valid, &st);
+	nl_cb_set(cb.get(), NL_CB_ACK, NL_CB_CUSTOM, on_ack, &st);
+	nl_cb_set(cb.get(), NL_CB_FINISH, NL_CB_CUSTOM, on_finish, &st);
+	nl_cb_err(cb.get(), NL_CB_CUSTOM, on_error, &st);
+
+	if (int rc = nl_send_auto(sock_.get(), msg); rc < 0)
+		throw Error(fmt::format("cannot send to the fxblk module: {}", nl_geterror(rc)),
+			    nl_error(rc));
+	while (!st.done) {
+		int rc = nl_recvmsgs(sock_.get(), cb.get());
+		if (st.failure)
+			std::rethrow_exception(st.failure);
+		if (st.done)
+			break;
+		if (rc < 0)
+			throw Error(fmt::format("cannot receive from the fxblk module: {}",
+						nl_geterror(rc)),
+				    nl_error(rc));
+	}
+	return st.result;
+}
+
+namespace {
+
+class GenlClient final : public Client {
+public:
+	ModuleStatus status() override
+	{
+		ModuleStatus st;
+		bool got = false;
+		run(FXBLK_CMD_STATUS, 0, "query the fxblk module", nullptr,
+		    [&](nlmsghdr *nlh) { st = decode_status(nlh); got = true; });
+		if (!got)
+			throw Error("the fxblk module sent no status reply; check dmesg");
+		return st;
+	}
+
+	Volume create(const CreateRequest &req) override
+	{
+		std::optional<Volume> vol;
+		run(FXBLK_CMD_CREATE, 0, fmt::format("create \"{}\"", req.name),
+		    [&](nl_msg *m) { put_create(m, req); },
+		    [&](nlmsghdr *nlh) { vol = decode_volume(nlh); });
+		// The module replies with the new volume; ask if it only acked.
+		return vol ? *vol : get(VolumeRef{std::nullopt, req.name});
+	}
+
+	void destroy(const VolumeRef &ref) override
+	{
+		run(FXBLK_CMD_DESTROY, 0, fmt::format("remove {}", ref.display()),
+		    [&](nl_msg *m) { put_volume_ref(m, ref); }, [](nlmsghdr *) {});
+	}
+
+	Volume get(const VolumeRef &ref) override { return one(FXBLK_CMD_GET, ref); }
+	Volume stats(const VolumeRef &ref) override { return one(FXBLK_CMD_STATS, ref); }
+
+	std::vector<Volume> list() override
+	{
+		std::vector<Volume> vols;
+		run(FXBLK_CMD_GET, NLM_F_DUMP, "list volumes", nullptr,
+		    [&](nlmsghdr *nlh) { vols.push_back(decode_volume(nlh)); });
+		return vols;
+	}
+
+private:
+	GenlSocket sock_;
+
+	Volume one(std::uint8_t cmd, const VolumeRef &ref)
+	{
+		std::optional<Volume> vol;
+		run(cmd, 0, fmt::format("query {}", ref.display()),
+		    [&](nl_msg *m) { put_volume_ref(m, ref); },
+		    [&](nlmsghdr *nlh) { vol = decode_volume(nlh); });
+		if (!vol)
+			throw Error(fmt::format("the fxblk module sent no reply about {}; check dmesg",
+						ref.display()));
+		return *vol;
+	}
+
+	void run(std::uint8_t cmd, int flags, const std::string &what,
+		 const std::function<void(nl_msg *)> &fill,
+		 const std::function<void(nlmsghdr *)> &on_reply)
+	{
+		msg_ptr msg = new_genl_msg(sock_.family(), cmd, flags);
+		if (fill)
+			fill(msg.get());
+		auto r = sock_.transact(msg.get(), on_reply);
+		if (r.err)
+			throw KernelError(r.err, r.extack,
+					  fmt::format("cannot {}: {}{}", what, std::strerror(r.err),
+						      r.extack.empty() ? "" : " (" + r.extack + ")"));
+	}
+};
+
+}  // namespace
+
+std::unique_ptr<Client> make_genl_client()
+{
+	return std::make_unique<GenlClient>();
+}
+
+}  // namespace fxctl

@@ -1,0 +1,83 @@
+// Decoded module data: what the netlink replies carry, in the uapi's units
+// (sectors). Rendering converts to bytes.
+#pragma once
+
+#include <linux/fxblk.h>
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace fxctl {
+
+struct ModuleStatus {
+	std::string version;
+	std::uint32_t api_version = 0;
+	std::uint64_t features = 0;  // FXBLK_FEAT_*
+};
+
+struct StatCounters {
+	std::uint64_t ios = 0, sectors = 0, errors = 0;
+	std::uint32_t inflight = 0;
+	std::array<std::uint64_t, FXBLK_LAT_BUCKETS> lat_hist{};  // log2 us
+	std::optional<std::uint64_t> fua;  // WRITE only
+	bool operator==(const StatCounters &) const = default;
+};
+
+struct MemberStats {
+	StatCounters read, write, discard, flush;
+	bool operator==(const MemberStats &) const = default;
+};
+
+// Optional NVMe-oF identity of a member, resolved through libnvme.
+struct NvmeIdentity {
+	std::string subsys_nqn, transport, traddr;
+	bool operator==(const NvmeIdentity &) const = default;
+};
+
+struct Member {
+	std::uint32_t index = 0, major = 0, minor = 0;
+	std::string disk;                    // "nvme0n1"
+	std::uint64_t data_offset = 0;       // sectors
+	std::uint64_t data_sectors = 0;
+	std::optional<MemberStats> stats;    // STATS replies only
+	std::optional<NvmeIdentity> nvme;    // filled in by fxctl, not the kernel
+	bool operator==(const Member &) const = default;
+};
+
+struct Volume {
+	std::uint32_t index = 0;
+	std::string name, disk;              // "vol1", "fx0"
+	std::uint32_t chunk_sectors = 0;
+	std::uint64_t capacity = 0;          // sectors
+	std::uint32_t logical_block_size = 0;  // bytes
+	std::uint32_t open_count = 0;
+	std::vector<Member> members;
+	bool operator==(const Volume &) const = default;
+};
+
+struct MemberSpec {
+	std::uint32_t major = 0, minor = 0;
+	std::uint64_t data_offset = 0, data_sectors = 0;  // sectors
+	bool operator==(const MemberSpec &) const = default;
+};
+
+struct CreateRequest {
+	std::string name;
+	std::uint32_t chunk_sectors = FXBLK_CHUNK_DEF_SECTORS;
+	std::vector<MemberSpec> members;
+	bool operator==(const CreateRequest &) const = default;
+};
+
+// How the user named a volume: "fx3" and "/dev/fx3" select by index,
+// "/dev/fx/NAME" and anything else by name.
+struct VolumeRef {
+	std::optional<std::uint32_t> index;
+	std::string name;
+	std::string display() const;
+	static VolumeRef parse(const std::string &arg);
+};
+
+}  // namespace fxctl
