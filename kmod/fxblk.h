@@ -1,0 +1,164 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * fxblk private header: volume and member structures shared by the registry
+ * (fxblk_main.c), the block device (fxblk_dev.c), netlink (fxblk_netlink.c)
+ * and the counters (fxblk_stats.c).
+ */
+#ifndef FXBLK_H
+#define FXBLK_H
+
+#include <linux/bio.h>
+#include <linux/blkdev.h>
+#include <linux/mutex.h>
+#include <linux/netlink.h>
+#include <linux/percpu.h>
+#include <linux/spinlock.h>
+#include <linux/workqueue.h>
+#include <linux/fxblk.h>
+
+#include "fxblk_compat.h"
+#include "fxblk_map.h"
+
+#define FXBLK_MOD_VERSION	"0.1.0"
+#define FXBLK_MINORS		16	/* partitions per volume */
+
+/*
+ * Refusals carry a formatted extack message (at most 80 bytes with the
+ * "fxblk: " prefix). Before NL_SET_ERR_MSG_FMT existed, messages had to be
+ * static: send a generic one and put the details in the kernel log.
+ */
+#ifdef NL_SET_ERR_MSG_FMT_MOD
+#define FXBLK_ERR(extack, fmt, args...) \
+	NL_SET_ERR_MSG_FMT_MOD(extack, fmt, ##args)
+#else
+#define FXBLK_ERR(extack, fmt, args...) do {				\
+	pr_info("fxblk: " fmt "\n", ##args);				\
+	NL_SET_ERR_MSG_MOD(extack, "request refused, see kernel log");	\
+} while (0)
+#endif
+
+/* Request flags: blk_opf_t from 6.0, a plain unsigned int before. */
+#ifdef FXBLK_HAVE_BLK_OPF_T
+#define fxblk_opf_t blk_opf_t
+#else
+#define fxblk_opf_t unsigned int
+#endif
+
+/* Counter sets per member; REQ_OP_DISCARD and WRITE_ZEROES share one. */
+enum fxblk_dir {
+	FXBLK_DIR_READ,
+	FXBLK_DIR_WRITE,
+	FXBLK_DIR_DISCARD,
+	FXBLK_DIR_FLUSH,
+	FXBLK_NR_DIRS,
+};
+
+/*
+ * Per-cpu so the completion path never bounces a shared cache line; readers
+ * sum over all cpus. inflight is incremented on the submitting cpu and
+ * decremented on the completing one, so only the sum is meaningful.
+ */
+struct fxblk_stat_cpu {
+	u64 ios[FXBLK_NR_DIRS];
+	u64 sectors[FXBLK_NR_DIRS];
+	u64 errors[FXBLK_NR_DIRS];
+	s64 inflight[FXBLK_NR_DIRS];
+	u64 fua;			/* completed writes carrying REQ_FUA */
+	u64 lat[FXBLK_NR_DIRS][FXBLK_LAT_BUCKETS];	/* log2(us) */
+};
+
+struct fxblk_volume;
+
+struct fxblk_member {
+	struct fxblk_volume *vol;
+	unsigned int index;		/* position in the stripe */
+	dev_t dev;
+	struct block_device *bdev;
+	void *handle;			/* what the open API returned */
+	sector_t data_offset;		/* sectors from the member start */
+	sector_t data_sectors;		/* usable after data_offset */
+	bool holder_linked;
+	struct fxblk_stat_cpu __percpu *stats;
+	unsigned long error_seen;	/* bit 0: MEMBER_ERROR event sent */
+	int first_error;		/* errno of that first error */
+	struct work_struct error_work;	/* sends the event in process context */
+};
+
+struct fxblk_volume {
+	int index;			/* N of /dev/fxN, key in the registry */
+	char name[FXBLK_NAME_MAX];
+	struct gendisk *disk;
+	struct fxblk_geom geom;
+	unsigned int lbs;		/* logical block size, bytes */
+	/* Serialises open against destroy; see fxblk_dev_open(). */
+	spinlock_t open_lock;
+	unsigned int open_count;
+	bool dying;
+	struct bio_set split_bs;	/* chunk-boundary splits */
+	struct bio_set clone_bs;	/* bios sent to members, with fxblk_io */
+	unsigned int nr_members;
+	struct fxblk_member members[];
+};
+
+/*
+ * Context of one bio sent to a member, in the front_pad of clone_bs, so the
+ * fast path allocates exactly one object per I/O. Also used, with member
+ * NULL, as the accounting parent of a fan-out (flush, discard).
+ */
+struct fxblk_io {
+	struct bio *parent;		/* completed when this bio is */
+	struct fxblk_member *member;	/* NULL: fan-out parent */
+	u64 start_ns;
+	unsigned long acct_start;	/* from bio_start_io_acct() */
+	unsigned int sectors;		/* size at submission */
+	u8 dir;				/* enum fxblk_dir */
+	bool acct;			/* end accounting on parent */
+	struct bio bio;			/* must be last: bios follow front_pad */
+};
+
+/* A CREATE request after netlink parsing. */
+struct fxblk_member_spec {
+	dev_t dev;
+	u64 data_offset;		/* sectors */
+	u64 data_sectors;		/* 0: up to the end of the member */
+};
+
+struct fxblk_create_req {
+	char name[FXBLK_NAME_MAX];
+	u32 chunk_sectors;
+	u32 nr_members;
+	struct fxblk_member_spec members[FXBLK_MAX_MEMBERS];
+};
+
+/* fxblk_main.c: volume registry, serialised by fxblk_lock. */
+extern struct mutex fxblk_lock;
+extern int fxblk_major;
+struct fxblk_volume *fxblk_find(const char *name, int index);
+struct fxblk_volume *fxblk_next(int *index);
+int fxblk_create(const struct fxblk_create_req *req,
+		 struct fxblk_volume **volp, struct netlink_ext_ack *extack);
+int fxblk_destroy(struct fxblk_volume *vol, struct netlink_ext_ack *extack);
+
+/* fxblk_dev.c */
+struct fxblk_volume *fxblk_dev_create(const struct fxblk_create_req *req,
+				      int index,
+				      struct netlink_ext_ack *extack);
+int fxblk_dev_mark_dying(struct fxblk_volume *vol);
+void fxblk_dev_destroy(struct fxblk_volume *vol);
+unsigned int fxblk_dev_open_count(struct fxblk_volume *vol);
+
+/* fxblk_stats.c */
+int fxblk_stats_init(struct fxblk_member *m);
+void fxblk_stats_exit(struct fxblk_member *m);
+void fxblk_stats_start(struct fxblk_member *m, unsigned int dir);
+void fxblk_stats_done(struct fxblk_member *m, const struct fxblk_io *io,
+		      fxblk_opf_t opf, blk_status_t status);
+void fxblk_stats_sum(struct fxblk_member *m, struct fxblk_stat_cpu *sum);
+
+/* fxblk_netlink.c */
+int fxblk_nl_init(void);
+void fxblk_nl_exit(void);
+void fxblk_nl_event(struct fxblk_volume *vol, u32 event,
+		    struct fxblk_member *m, int err);
+
+#endif /* FXBLK_H */

@@ -1,0 +1,84 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Per-member, per-direction counters. The hot path touches only this cpu's
+ * copy with this_cpu_*() (irq-safe, no atomics, no shared lines); the rare
+ * reader (netlink STATS) sums all possible cpus. Sums read without a lock may
+ * be a few I/Os apart from each other, which is fine for monitoring.
+ */
+#include <linux/bitops.h>
+#include <linux/ktime.h>
+#include <linux/percpu.h>
+#include <linux/string.h>
+
+#include "fxblk.h"
+
+int fxblk_stats_init(struct fxblk_member *m)
+{
+	m->stats = alloc_percpu(struct fxblk_stat_cpu);
+	return m->stats ? 0 : -ENOMEM;
+}
+
+void fxblk_stats_exit(struct fxblk_member *m)
+{
+	free_percpu(m->stats);
+	m->stats = NULL;
+}
+
+void fxblk_stats_start(struct fxblk_member *m, unsigned int dir)
+{
+	this_cpu_inc(m->stats->inflight[dir]);
+}
+
+/* Bucket i holds 2^i <= t < 2^(i+1) microseconds; 0 also takes t < 1. */
+static unsigned int fxblk_lat_bucket(u64 ns)
+{
+	u64 us = div_u64(ns, NSEC_PER_USEC);
+	unsigned int b = us ? fls64(us) - 1 : 0;
+
+	return min_t(unsigned int, b, FXBLK_LAT_BUCKETS - 1);
+}
+
+static void fxblk_stats_add(struct fxblk_member *m, unsigned int dir,
+			    unsigned int sectors, unsigned int bucket,
+			    blk_status_t status)
+{
+	this_cpu_inc(m->stats->ios[dir]);
+	this_cpu_add(m->stats->sectors[dir], sectors);
+	this_cpu_inc(m->stats->lat[dir][bucket]);
+	if (status)
+		this_cpu_inc(m->stats->errors[dir]);
+}
+
+void fxblk_stats_done(struct fxblk_member *m, const struct fxblk_io *io,
+		      fxblk_opf_t opf, blk_status_t status)
+{
+	unsigned int bucket = fxblk_lat_bucket(ktime_get_ns() - io->start_ns);
+
+	this_cpu_dec(m->stats->inflight[io->dir]);
+	fxblk_stats_add(m, io->dir, io->sectors, bucket, status);
+	if (io->dir == FXBLK_DIR_WRITE && (opf & REQ_FUA))
+		this_cpu_inc(m->stats->fua);
+	/* A data write with PREFLUSH also counts as a flush of its member. */
+	if (io->dir != FXBLK_DIR_FLUSH && (opf & REQ_PREFLUSH))
+		fxblk_stats_add(m, FXBLK_DIR_FLUSH, 0, bucket, status);
+}
+
+void fxblk_stats_sum(struct fxblk_member *m, struct fxblk_stat_cpu *sum)
+{
+	int cpu, d, b;
+
+	memset(sum, 0, sizeof(*sum));
+	for_each_possible_cpu(cpu) {
+		const struct fxblk_stat_cpu *s = per_cpu_ptr(m->stats, cpu);
+
+		for (d = 0; d < FXBLK_NR_DIRS; d++) {
+			sum->ios[d] += s->ios[d];
+			sum->sectors[d] += s->sectors[d];
+			sum->errors[d] += s->errors[d];
+			sum->inflight[d] += s->inflight[d];
+			for (b = 0; b < FXBLK_LAT_BUCKETS; b++)
+				sum->lat[d][b] += s->lat[d][b];
+		}
+		sum->fua += s->fua;
+	}
+}
