@@ -23,9 +23,9 @@ trap 'fxctl remove t10 >/dev/null 2>&1' EXIT
 # fio_verify LABEL FIO-ARGS... : write then read back and check every block
 fio_verify() {
 	local label=$1 t0 rc; shift
-	t0=$(date +%s.%N)
+	t0=$(cut -d" " -f1 /proc/uptime)
 	fio --name="$label" --filename="$DEV" --direct=1 --verify=crc32c \
-		--verify_fatal=1 --do_verify=1 --output=/tmp/fio.out \
+		--verify_fatal=1 --do_verify=1 --output=/tmp/fio.out --eta=never \
 		--output-format=normal "$@"
 	rc=$?
 	if [ $rc -ne 0 ] || grep -qiE 'verify: bad|crc32c: verify failed|err= *[1-9]' /tmp/fio.out; then
@@ -33,7 +33,7 @@ fio_verify() {
 		fail "fio verify '$label' on $DEV (chunk $CHUNK): rc=$rc"
 	fi
 	printf '   ok %-28s %6.1fs  %s\n' "$label" \
-		"$(echo "$(date +%s.%N) $t0" | awk '{print $1-$2}')" "$*"
+		"$(awk -v a="$t0" '{print $1 - a}' /proc/uptime)" "$*"
 }
 
 # io_uring: Debian enables it; skip its runs only if the kernel refuses it.

@@ -94,14 +94,15 @@ fx_expect_fail --rc 1 --msg "(same device|duplicat|once)" fxctl create t14d "${M
 no_volume t14d
 rm -f /tmp/alias0
 # --- mismatched logical block size -----------------------------------------
-before=$(ls /sys/block)
+NEW=()
 for d in t14a t14b; do
 	mkdir $NB/$d || fail "null_blk configfs mkdir $d"
 	echo 64 >$NB/$d/size; echo 4096 >$NB/$d/blocksize; echo 1 >$NB/$d/memory_backed
 	echo 1 >$NB/$d/power || fail "power on 4 KiB null_blk $d"
+	# 6.12 names the disk after the configfs directory, 6.1 nullb<index>
+	if [ -b /dev/$d ]; then NEW+=("$d"); else NEW+=("nullb$(cat $NB/$d/index)"); fi
+	[ -b "/dev/${NEW[-1]}" ] || fail "no block device for null_blk $d (${NEW[-1]})"
 done
-NEW=($(comm -13 <(echo "$before" | sort) <(ls /sys/block | sort) | grep nullb))
-[ ${#NEW[@]} = 2 ] || fail "expected 2 new null_blk disks, got '${NEW[*]}'"
 [ "$(cat /sys/block/${NEW[0]}/queue/logical_block_size)" = 4096 ] || fail "/dev/${NEW[0]} is not 4 KiB"
 L=$(cat /sys/block/${M[0]#/dev/}/queue/logical_block_size)
 if [ "$L" != 4096 ]; then
