@@ -1,0 +1,45 @@
+#!/bin/bash
+# lab: kernels=5.10,6.1,6.12 members=4
+# fxblk.ko loads with modprobe (depmod'ed into /lib/modules/$KVER/extra),
+# shows in lsmod and /sys/module, registers generic netlink family "fxblk"
+# (fxctl version talks to it), unloads with rmmod, loads again, and the kernel
+# log stays clean throughout. Before loading and after unloading, fxctl
+# version must fail with exit 1 and tell the user to modprobe.
+. /lab/lib.sh
+
+fx_mark start
+[ ! -d /sys/module/fxblk ] || fail "fxblk loaded before the test loaded it"
+# The kernel autoloads the module when fxctl looks the family up
+# (MODULE_ALIAS_GENL_FAMILY); switch autoloading off to see the error path.
+MODPROBE=$(cat /proc/sys/kernel/modprobe)
+echo /bin/false > /proc/sys/kernel/modprobe
+fx_expect_fail --rc 1 --msg "modprobe fxblk" fxctl version
+[ ! -d /sys/module/fxblk ] || fail "fxblk got loaded although autoload was off"
+echo "$MODPROBE" > /proc/sys/kernel/modprobe
+
+fx_run modinfo fxblk
+expect_match "$FX_OUT" 'license: +GPL' "modinfo license"
+expect_match "$FX_OUT" "vermagic: +$(uname -r) " "modinfo vermagic"
+
+fx_load
+lsmod | grep -q '^fxblk ' || fail "fxblk not in lsmod after modprobe"
+expect_eq "$(cat /sys/module/fxblk/initstate)" live "/sys/module/fxblk/initstate"
+expect_eq "$(fx_module_refcnt)" 0 "fxblk refcnt with no volumes"
+# the family is registered: a netlink status request answers
+fx_run fxctl version
+dmesg | grep -q 'fxblk: version' || fail "no load message from fxblk in the kernel log"
+
+fx_unload
+lsmod | grep -q '^fxblk ' && fail "fxblk still in lsmod after rmmod"
+
+# autoload: the first fxctl request loads the module through its family alias
+fx_run fxctl version
+[ -d /sys/module/fxblk ] || fail "fxctl version did not autoload fxblk"
+fx_unload
+
+# second cycle: module init/exit leave nothing behind that breaks a reload
+fx_load
+fx_run fxctl version
+fx_unload
+fx_dmesg_clean_since start
+pass "load, netlink, unload, reload on $(uname -r)"
