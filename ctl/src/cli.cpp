@@ -58,7 +58,7 @@ std::string kernel_says(const KernelError &e)
 	case EPERM:
 	case EACCES:
 		msg = fmt::format("permission denied to {} {}{}; run fxctl as root "
-				  "(needs CAP_SYS_ADMIN)", op, object, kernel_says(e));
+				  "(needs CAP_NET_ADMIN)", op, object, kernel_says(e));
 		break;
 	case ENOENT:
 		msg = fmt::format("no volume {}{}; see 'fxctl list'", object, kernel_says(e));

@@ -202,9 +202,9 @@ VolumeRef VolumeRef::parse(const std::string &arg)
 	return {std::nullopt, arg};
 }
 
-msg_ptr new_genl_msg(int family, std::uint8_t cmd, int flags)
+msg_ptr new_genl_msg(int family, std::uint8_t cmd, int flags, std::size_t size)
 {
-	msg_ptr msg(nlmsg_alloc());
+	msg_ptr msg(size ? nlmsg_alloc_size(size) : nlmsg_alloc());
 	if (!msg)
 		throw Error("out of memory allocating a netlink message", nl_error(NLE_NOMEM));
 	if (!genlmsg_put(msg.get(), NL_AUTO_PORT, NL_AUTO_SEQ, family, 0, flags, cmd,

@@ -15,7 +15,8 @@ struct nl_msg_deleter {
 using msg_ptr = std::unique_ptr<nl_msg, nl_msg_deleter>;
 
 // A generic netlink request header for @cmd; attributes go after it.
-msg_ptr new_genl_msg(int family, std::uint8_t cmd, int flags = 0);
+// @size 0 means libnl's default (a page), plenty for any request.
+msg_ptr new_genl_msg(int family, std::uint8_t cmd, int flags = 0, std::size_t size = 0);
 
 // Request side (what fxctl sends).
 void put_volume_ref(nl_msg *msg, const VolumeRef &ref);
