@@ -1,7 +1,7 @@
 #!/bin/bash
 # In-VM half of `make bench` (run by tests/bench/run.sh through tests/lab/run).
 #
-#   vm-bench.sh KIND REPS RUNTIME [LOCAL_MBPS]
+#   vm-bench.sh KIND REPS RUNTIME_BW RUNTIME_IOPS [LOCAL_MBPS]
 #     KIND fabric-bw   bandwidth rows on the lab's NVMe-oF members (run with --mbps)
 #          fabric-iops IOPS rows on the lab's uncapped NVMe-oF members
 #          local       both sets on local null_blk members made here through
@@ -24,7 +24,7 @@
 # completion latency (us), CPU per I/O from fio ((usr+sys) x job runtime /
 # I/Os) and from /proc/stat (whole VM, incl. softirq completions).
 . /lab/lib.sh
-KIND=${1:?kind}; REPS=${2:-5}; RT=${3:-3}; LOCAL_MBPS=${4:-200}
+KIND=${1:?kind}; REPS=${2:-5}; RT_BW=${3:-2}; RT_IOPS=${4:-3}; LOCAL_MBPS=${5:-200}
 CHUNK_KB=512
 export DM_DISABLE_UDEV=1
 fx_load
@@ -88,7 +88,8 @@ teardown() {
 busy_jiffies() { awk '/^cpu / {print $2 + $3 + $4 + $7 + $8 + $9}' /proc/stat; }
 
 run_one() { # run_one SET DEVKIND WL REP
-	local set=$1 k=$2 wl=$3 rep=$4 id rw bs j d args=() c0 c1 i m
+	local set=$1 k=$2 wl=$3 rep=$4 id rw bs j d args=() c0 c1 i m RT
+	RT=$([ "$set" = bw ] && echo "$RT_BW" || echo "$RT_IOPS")
 	IFS=: read -r id rw bs j d <<<"$wl"
 	local common=(--rw="$rw" --bs="$bs" --direct=1 --ioengine=libaio --time_based
 		--runtime="$RT" --thread --group_reporting --norandommap --randrepeat=0
@@ -103,7 +104,7 @@ run_one() { # run_one SET DEVKIND WL REP
 		args=(--name="$id" --filename="$DEV" --numjobs="$j" --iodepth="$d")
 	fi
 	c0=$(busy_jiffies)
-	fio "${common[@]}" "${args[@]}" >/tmp/fio.json 2>/tmp/fio.err
+	fio --eta=never "${common[@]}" "${args[@]}" >/tmp/fio.json 2>/tmp/fio.err
 	local rc=$?
 	c1=$(busy_jiffies)
 	if [ $rc != 0 ] || ! jq -e '.jobs[0]' /tmp/fio.json >/dev/null 2>&1; then
@@ -145,8 +146,8 @@ run_set() { # run_set SET "WORKLOADS" MEMBERS...
 }
 
 echo "BENCHINFO $(jq -nc --arg kind "$KIND" --arg kver "$(uname -r)" --argjson reps "$REPS" \
-	--argjson rt "$RT" --argjson chunk_kb $CHUNK_KB --arg members "${FX_MEMBERS:-}" \
-	--arg cpus "$(nproc)" '{kind: $kind, kernel: $kver, reps: $reps, runtime_s: $rt,
+	--argjson rt_bw "$RT_BW" --argjson rt_iops "$RT_IOPS" --argjson chunk_kb $CHUNK_KB --arg members "${FX_MEMBERS:-}" \
+	--arg cpus "$(nproc)" '{kind: $kind, kernel: $kver, reps: $reps, runtime_bw_s: $rt_bw, runtime_iops_s: $rt_iops,
 	chunk_kb: $chunk_kb, fabric_members: $members, cpus: $cpus}')"
 case $KIND in
 fabric-bw)

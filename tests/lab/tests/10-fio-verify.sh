@@ -40,7 +40,7 @@ fio_verify() {
 URING=1
 if [ "$(cat /proc/sys/kernel/io_uring_disabled 2>/dev/null || echo 0)" != 0 ]; then
 	URING=0; echo "SKIP io_uring: /proc/sys/kernel/io_uring_disabled != 0"
-elif ! fio --name=probe --ioengine=io_uring --filename=/dev/null --rw=write \
+elif ! fio --eta=never --name=probe --ioengine=io_uring --filename=/dev/null --rw=write \
 		--bs=4k --size=4k >/tmp/probe.out 2>&1; then
 	URING=0; echo "SKIP io_uring: fio cannot use it here:"; tail -3 /tmp/probe.out
 fi
@@ -67,13 +67,13 @@ n=$(dd if="$DEV" bs=512 skip=$((CAP / 512)) count=8 2>/dev/null | wc -c)
 
 # The verifier must be able to fail: corrupt 4 KiB of volume chunk 1 (member 1,
 # first chunk after its data offset) directly on the member, verify-only again.
-fio --name=neg --filename="$DEV" --direct=1 --verify=crc32c --rw=write --bs=64k \
+fio --eta=never --name=neg --filename="$DEV" --direct=1 --verify=crc32c --rw=write --bs=64k \
 	--size=1M --ioengine=libaio --iodepth=4 --output=/tmp/neg.out || fail "neg write"
 OFF=$(fxctl -o json show t10 | jq -r '.volume.members[1].data_offset_bytes')
 [[ $OFF =~ ^[0-9]+$ ]] || fail "fxctl -o json show t10 has no data_offset_bytes"
 dd if=/dev/urandom of="${M[1]}" bs=4096 count=1 seek=$((OFF / 4096)) oflag=direct conv=notrunc 2>/dev/null ||
 	fail "corrupting ${M[1]} at $OFF"
-if fio --name=neg --filename="$DEV" --direct=1 --verify=crc32c --rw=write --bs=64k \
+if fio --eta=never --name=neg --filename="$DEV" --direct=1 --verify=crc32c --rw=write --bs=64k \
 	--size=1M --ioengine=libaio --verify_only=1 --output=/tmp/neg.out >/dev/null 2>&1; then
 	cat /tmp/neg.out
 	fail "verify-only did not notice a corrupted block on ${M[1]} (at $OFF): checker is blind"

@@ -66,14 +66,16 @@ check_geometry() {
 }
 
 # check_members CHUNK OFFSET NCHUNKS PATTERN: every chunk is where the layout says
+# (one O_DIRECT read per member, then cmp at the offsets the layout gives)
 check_members() {
-	local ch=$1 off=$2 nc=$3 pat=$4 c m mc
+	local ch=$1 off=$2 nc=$3 pat=$4 c m mc per=$((($3 + N - 1) / N))
+	for ((m = 0; m < N; m++)); do
+		dd if="${M[$m]}" of=/tmp/mem$m bs="$ch" count=$per skip=$off \
+			iflag=skip_bytes,direct 2>/dev/null || fail "read ${M[$m]} at $off"
+	done
 	for ((c = 0; c < nc; c++)); do
 		m=$((c % N)); mc=$((c / N))
-		dd if="$pat" of=/tmp/want bs="$ch" skip=$c count=1 2>/dev/null
-		dd if="${M[$m]}" of=/tmp/got bs="$ch" count=1 skip=$((off + mc * ch)) \
-			iflag=skip_bytes,direct 2>/dev/null || fail "read ${M[$m]} at $((off + mc * ch))"
-		cmp -s /tmp/want /tmp/got ||
+		cmp -s -n "$ch" -i "$((c * ch)):$((mc * ch))" "$pat" /tmp/mem$m ||
 			fail "chunk $c (chunk $ch, offset $off): not found on ${M[$m]} at byte $((off + mc * ch))"
 	done
 }

@@ -54,9 +54,11 @@ OFF=$(fxctl -o json show t12 | jq -r ".volume.members[0].data_offset_bytes")
 [ "$(cat /sys/block/$DISK/queue/write_cache)" = "write back" ] ||
 	fail "$DEV reports '$(cat /sys/block/$DISK/queue/write_cache)': the block layer drops flushes before fxblk sees them (members: $(cat /sys/block/${M[0]#/dev/}/queue/write_cache))"
 stats /tmp/s0; for i in 0 1 2 3; do F0[$i]=$(mstat "${M[$i]}" 16); done
-NF=16
-fio --name=flush --filename="$DEV" --direct=1 --rw=write --bs=4k --size=$((NF * 4096)) \
-	--fsync=1 --ioengine=psync --output=/tmp/fio.out || fail "fio --fsync=1 on $DEV"
+fio --eta=never --name=flush --filename="$DEV" --direct=1 --rw=write --bs=4k --size=64k \
+	--fsync=1 --ioengine=psync --output-format=json --output=/tmp/fio.json || fail "fio --fsync=1 on $DEV"
+# fio issues one fsync per write except after the last one: take its count
+NF=$(jq '.jobs[0].sync.total_ios' /tmp/fio.json)
+[ "$NF" -ge 8 ] || fail "fio reports only '$NF' fsyncs for 16 writes"
 stats /tmp/s1
 for i in 0 1 2 3; do
 	a=$(($(jv volume.members.$i.flush.ios /tmp/s1) - $(jv volume.members.$i.flush.ios /tmp/s0)))
@@ -73,7 +75,7 @@ log "flush: every fsync on $DEV reached all $N members"
 [ "$(cat /sys/block/$DISK/queue/fua 2>/dev/null || echo 1)" = 1 ] ||
 	echo "   note: $DEV queue/fua=0, FUA will be emulated by the block layer (pre/post flush)"
 stats /tmp/s0
-fio --name=fua --filename="$DEV" --direct=1 --sync=1 --rw=write --bs=64k --size=512k \
+fio --eta=never --name=fua --filename="$DEV" --direct=1 --sync=1 --rw=write --bs=64k --size=512k \
 	--offset=$((4 * CH)) --ioengine=psync --output=/tmp/fio.out || fail "fio --sync=1 on $DEV"
 stats /tmp/s1
 for i in 0 1 2 3; do
@@ -87,7 +89,7 @@ for i in 0 1 2 3; do
 done
 # and plain direct writes must not be FUA
 stats /tmp/s0
-fio --name=nofua --filename="$DEV" --direct=1 --rw=write --bs=64k --size=512k \
+fio --eta=never --name=nofua --filename="$DEV" --direct=1 --rw=write --bs=64k --size=512k \
 	--ioengine=psync --output=/tmp/fio.out || fail "fio on $DEV"
 stats /tmp/s1
 for i in 0 1 2 3; do
@@ -102,7 +104,7 @@ log "FUA: O_SYNC direct writes arrive as FUA on the right members, plain ones do
 # read from its discard counters (discard + write-zeroes) when it advertises it.
 ZMAX=$(cat /sys/block/$DISK/queue/write_zeroes_max_bytes)
 echo "   $DEV write_zeroes_max_bytes=$ZMAX members: $(cat /sys/block/${M[0]#/dev/}/queue/write_zeroes_max_bytes)"
-fio --name=fill --filename="$DEV" --direct=1 --rw=write --bs=1M --size=8M --offset=$((16 * 1048576)) \
+fio --eta=never --name=fill --filename="$DEV" --direct=1 --rw=write --bs=1M --size=8M --offset=$((16 * 1048576)) \
 	--buffer_pattern=0xa5 --ioengine=libaio --iodepth=4 --output=/tmp/fio.out || fail "fill"
 stats /tmp/s0
 ZO=$((16 * 1048576 + 3 * CH + 4096)); ZL=$((5 * CH + 8192)) # crosses 6 chunk boundaries
@@ -146,7 +148,7 @@ else
 	blkdiscard -o 65536 -l 65536 "${M[0]}" 2>/tmp/bd.err ||
 		{ cat /tmp/bd.err; fail "${M[0]} advertises discard but a discard on the member itself fails (lab backend problem, not fxblk)"; }
 	cmp -s <(dd if="${M[0]}" bs=64k skip=1 count=1 iflag=direct 2>/dev/null) <(head -c 65536 /dev/zero) && MZERO=1
-	fio --name=fill --filename="$DEV" --direct=1 --rw=write --bs=1M --size=8M --offset=$((32 * 1048576)) \
+	fio --eta=never --name=fill --filename="$DEV" --direct=1 --rw=write --bs=1M --size=8M --offset=$((32 * 1048576)) \
 		--buffer_pattern=0x5a --ioengine=libaio --iodepth=4 --output=/tmp/fio.out || fail "fill"
 	stats /tmp/s0; for i in 0 1 2 3; do D0[$i]=$(mstat "${M[$i]}" 12); done
 	DO=$((32 * 1048576 + CH)); DL=$((6 * CH))

@@ -30,7 +30,7 @@ populate() { # write files and keep their sums in /tmp/sums
 	done
 	head -c $((9 * 1048576 + 12345)) /dev/urandom >$MNT/d/e/big || fail "write big"
 	dd if=/dev/urandom of=$MNT/direct bs=1M count=6 oflag=direct 2>/dev/null || fail "O_DIRECT write on the fs"
-	fio --name=f --filename=$MNT/fio.dat --rw=randwrite --bs=16k --size=8M --direct=1 \
+	fio --eta=never --name=f --filename=$MNT/fio.dat --rw=randwrite --bs=16k --size=8M --direct=1 \
 		--ioengine=libaio --iodepth=16 --fsync=32 --output=/tmp/fio.out || fail "fio on the file system"
 	sync
 	(cd $MNT && find . -type f | sort | xargs sha256sum) >/tmp/sums || fail "sha256sum"

@@ -54,7 +54,7 @@ cycle() { # cycle I: one four-member volume with some I/O
 	cat /sys/block/${dev#/dev/}/stat >/dev/null
 	fxctl -o json stats "leak$i" >/dev/null || fail "stats leak$i"
 	if [ $((i % 4)) = 0 ]; then
-		fio --name=l --filename="$dev" --rw=randrw --bs=4k --size=2M --iodepth=16 \
+		fio --eta=never --name=l --filename="$dev" --rw=randrw --bs=4k --size=2M --iodepth=16 \
 			--ioengine=libaio --direct=1 --fsync=8 --output=/dev/null || fail "fio on $dev"
 	fi
 	fxctl remove "leak$i" >/dev/null || fail "remove leak$i"
