@@ -1,0 +1,167 @@
+#!/bin/bash
+# make check: every test of fxblk, one PASS/FAIL line each, logs under
+# build/check/, last line exactly "N passed, M failed" (exit 1 if M > 0).
+#
+#   unit    cmake build + ctest in build/ctl, and again with ASan/UBSan in
+#           build/ctl-asan (-DFXBLK_SANITIZE=ON); one line per ctest test
+#   module  fxblk.ko builds with -Werror against the 5.10, 6.1, 6.12 headers
+#   style   checkpatch --no-tree -f clean on kmod/*.c kmod/*.h and the uapi header
+#   dkms    dkms add/build against the 6.1 and 6.12 headers (tests/dkms.sh)
+#   lab     every tests/lab/tests/*.sh on each kernel named in its header
+#           line "# lab: kernels=6.1,6.12 members=4 [timeout=S mbps=N ...]"
+#           (other key=value pairs become tests/lab/run --key value)
+#   selftest the lab fails a run whose kernel WARNs, returns the script's
+#           status, kills a hung VM
+#
+# Environment:
+#   FXBLK_CHECK_FILTER=REGEX   run only tests whose name matches (grep -E)
+#   FXBLK_LAB_KERNELS=6.1,6.12 restrict lab tests (and self-tests) to these kernels
+#   FXBLK_CHECK_JOBS=N         parallel build jobs (default nproc)
+set -uo pipefail
+
+TOP=$(cd "$(dirname "$(readlink -f "$0")")/.." && pwd)
+cd "$TOP" || exit 2
+CACHE=${FXBLK_CACHE:-/var/cache/fxblk}
+LOGDIR=$TOP/build/check
+FILTER=${FXBLK_CHECK_FILTER:-}
+LAB_KERNELS=${FXBLK_LAB_KERNELS:-5.10,6.1,6.12}
+JOBS=${FXBLK_CHECK_JOBS:-$(nproc)}
+mkdir -p "$LOGDIR"
+rm -f "$LOGDIR"/*.log
+
+PASSED=0 FAILED=0 FAILS=()
+T_ALL=$SECONDS
+
+selected() { [ -z "$FILTER" ] || grep -Eq -- "$FILTER" <<< "$1"; }
+logname() { echo "$LOGDIR/$(echo "$1" | tr -c 'A-Za-z0-9._-' '_' | sed 's/_*$//').log"; }
+record() {	# record NAME OK(0/1) SECONDS LOG
+	if [ "$2" = 0 ]; then
+		PASSED=$((PASSED + 1))
+		printf 'PASS  %-52s %4ss\n' "$1" "$3"
+	else
+		FAILED=$((FAILED + 1))
+		FAILS+=("$1")
+		printf 'FAIL  %-52s %4ss  log: %s\n' "$1" "$3" "${4#"$TOP"/}"
+	fi
+}
+# t NAME CMD...: run CMD as one test, output into its log
+t() {
+	local name=$1 log t0 rc
+	shift
+	selected "$name" || return 0
+	log=$(logname "$name")
+	t0=$SECONDS
+	{ echo "# $name"; echo "# $*"; } > "$log"
+	"$@" >> "$log" 2>&1 < /dev/null
+	rc=$?
+	echo "# exit $rc" >> "$log"
+	record "$name" $((rc != 0)) $((SECONDS - t0)) "$log"
+}
+
+if [ -f "$CACHE/kernels.env" ]; then
+	# shellcheck source=/dev/null
+	. "$CACHE/kernels.env"
+else
+	echo "check: no $CACHE/kernels.env: run 'make deps' first" >&2
+fi
+kver() {
+	case $1 in
+	5.10) echo "${FXBLK_KVER_5_10:-}" ;; 6.1) echo "${FXBLK_KVER_6_1:-}" ;;
+	6.12) echo "${FXBLK_KVER_6_12:-}" ;; *) echo "$1" ;;
+	esac
+}
+
+# ---- unit tests -----------------------------------------------------------
+# unit BUILDDIR LABEL [cmake args]: configure+build as one test, then one
+# test line per ctest entry.
+unit() {
+	local dir=$1 label=$2 log name rc
+	shift 2
+	selected "unit $label" || return 0
+	build_tree() {
+		cmake -S "$TOP" -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@" &&
+			cmake --build "$dir" -j"$JOBS"
+	}
+	t "unit $label: build" build_tree "$@"
+	log=$(logname "unit $label: ctest")
+	(cd "$dir" && ctest --output-on-failure -j"$JOBS" --timeout 300) > "$log" 2>&1
+	rc=$?
+	local n=0
+	while read -r name status secs; do
+		n=$((n + 1))
+		record "unit $label: $name" $([ "$status" = Passed ] && echo 0 || echo 1) "${secs%.*}" "$log"
+	done < <(sed -n 's/^ *[0-9]*\/[0-9]* Test *#[0-9]*: \([^ ]*\) [ .*]*\([A-Za-z]*\).* \([0-9.]*\) sec$/\1 \2 \3/p' "$log")
+	# no parsable result (build failed, ctest broke): one failure, not silence
+	[ $n -gt 0 ] || record "unit $label: ctest (exit $rc, no tests ran)" 1 0 "$log"
+}
+unit "$TOP/build/ctl" ctl
+unit "$TOP/build/ctl-asan" asan -DFXBLK_SANITIZE=ON
+
+# ---- module builds with -Werror -----------------------------------------
+module_build() {	# -Werror is in kmod/Kbuild; also refuse any warning text
+	local k=$1 out
+	out=$(make -C "$TOP/kmod" KVER="$k" BUILD="$TOP/build/kmod" 2>&1)
+	local rc=$?
+	echo "$out"
+	[ $rc = 0 ] || return 1
+	[ -f "$TOP/build/kmod/$k/fxblk.ko" ] || { echo "no fxblk.ko produced"; return 1; }
+	! grep -E '(warning|error):' <<< "$out"
+}
+for s in 5.10 6.1 6.12; do
+	k=$(kver $s)
+	t "module $s: build -Werror ($k)" module_build "$k"
+done
+
+# ---- checkpatch ----------------------------------------------------------
+checkpatch() {
+	local f bad=0 out
+	for f in kmod/*.c kmod/*.h kmod/include/uapi/linux/*.h; do
+		out=$(perl "$CACHE/checkpatch/checkpatch.pl" --no-tree --no-summary --terse -f "$f" 2>&1)
+		if [ -n "$out" ]; then echo "$out"; bad=1; else echo "$f: clean"; fi
+	done
+	return $bad
+}
+t "style: checkpatch kmod" checkpatch
+
+# ---- dkms ----------------------------------------------------------------
+for s in 6.1 6.12; do
+	t "dkms $s: add+build" bash "$TOP/tests/dkms.sh" "$(kver $s)"
+done
+
+# ---- lab tests -----------------------------------------------------------
+lab_kernel_ok() { [[ ,$LAB_KERNELS, == *,$1,* ]]; }
+for script in "$TOP"/tests/lab/tests/*.sh; do
+	[ -f "$script" ] || continue
+	header=$(sed -n 's/^# lab: *//p' "$script" | head -n1)
+	name=$(basename "$script" .sh)
+	if [ -z "$header" ]; then
+		selected "lab: $name" && record "lab: $name (no '# lab:' header line)" 1 0 "$script"
+		continue
+	fi
+	kernels= opts=()
+	for kv in $header; do
+		case $kv in
+		kernels=*) kernels=${kv#kernels=} ;;
+		*=*) opts+=("--${kv%%=*}" "${kv#*=}") ;;
+		*) opts+=("--$kv") ;;
+		esac
+	done
+	for s in ${kernels//,/ }; do
+		lab_kernel_ok "$s" || continue
+		t "lab $s: $name" "$TOP/tests/lab/run" --kernel "$s" "${opts[@]}" -- "$script"
+	done
+done
+
+# ---- lab self-tests --------------------------------------------------------
+st_kernel=6.1
+lab_kernel_ok 6.1 || st_kernel=${LAB_KERNELS%%,*}
+t "selftest: lab detects kernel WARNING ($st_kernel)" "$TOP/tests/lab/selftest/run.sh" warn "$st_kernel"
+t "selftest: lab returns the script's exit status" "$TOP/tests/lab/selftest/run.sh" status "$st_kernel"
+t "selftest: lab kills a hung VM after its timeout" "$TOP/tests/lab/selftest/run.sh" timeout "$st_kernel"
+
+# ---- summary --------------------------------------------------------------
+T=$((SECONDS - T_ALL))
+echo "check: $((T / 60))m$((T % 60))s, logs in ${LOGDIR#"$TOP"/}/"
+for f in "${FAILS[@]}"; do echo "check: failed: $f"; done
+echo "$PASSED passed, $FAILED failed"
+[ "$FAILED" = 0 ]

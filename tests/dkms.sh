@@ -1,0 +1,43 @@
+#!/bin/bash
+# DKMS test: lay out the fxblk source tree with dkms/install.sh in a scratch
+# directory and run `dkms add` + `dkms build -k KVER` against the lab's
+# unpacked headers, without touching /var/lib/dkms or /usr/src:
+#   tests/dkms.sh KVER        (e.g. 6.1.0-57-amd64; default: the lab's 6.1)
+# Checks that dkms reports the module built and fxblk.ko has the right vermagic.
+set -euo pipefail
+TOP=$(cd "$(dirname "$(readlink -f "$0")")/.." && pwd)
+CACHE=${FXBLK_CACHE:-/var/cache/fxblk}
+# shellcheck source=/dev/null
+. "$CACHE/kernels.env"
+KVER=${1:-$FXBLK_KVER_6_1}
+KDIR=$CACHE/k/$KVER/hdr/usr/src/linux-headers-$KVER
+[ -d "$KDIR" ] || { echo "dkms test: no headers for $KVER in $KDIR (make deps)"; exit 1; }
+S=$(mktemp -d "${TMPDIR:-/tmp}/fxdkms.XXXXXX")
+trap 'rm -rf "$S"' EXIT
+SRC=$("$TOP/dkms/install.sh" "$S/root")
+VER=$("$TOP/dkms/install.sh" --print-version)
+mkdir -p "$S/dkms" "$S/install"
+D=(dkms --dkmstree "$S/dkms" --sourcetree "$S/root/usr/src" --installtree "$S/install")
+echo "+ dkms add fxblk/$VER (source $SRC)"
+"${D[@]}" add -m fxblk -v "$VER"
+echo "+ dkms build fxblk/$VER -k $KVER"
+if ! "${D[@]}" build -m fxblk -v "$VER" -k "$KVER" --kernelsourcedir "$KDIR"; then
+	cat "$S/dkms/fxblk/$VER/build/make.log" 2>/dev/null || true
+	exit 1
+fi
+"${D[@]}" status -m fxblk -v "$VER" -k "$KVER" | tee "$S/status"
+grep -q "fxblk/$VER, $KVER, .*: built" "$S/status" || { echo "dkms status does not say built"; exit 1; }
+KO=$(find "$S/dkms/fxblk/$VER/$KVER" -name 'fxblk.ko*' | head -n1)
+[ -n "$KO" ] || { echo "no fxblk.ko in the dkms tree"; exit 1; }
+VM=$(modinfo -F vermagic "$KO")
+echo "built $KO: vermagic $VM"
+[[ $VM == "$KVER "* ]] || { echo "vermagic '$VM' is not for $KVER"; exit 1; }
+# BUILD_EXCLUSIVE_KERNEL: 5.10+ accepted, older refused
+R=$(sed -n 's/^BUILD_EXCLUSIVE_KERNEL="\(.*\)"$/\1/p' "$SRC/dkms.conf")
+for k in 5.10.0-46-amd64 6.1.0-57-amd64 6.12.117+deb12-amd64 7.0.1; do
+	[[ $k =~ $R ]] || { echo "BUILD_EXCLUSIVE_KERNEL refuses $k"; exit 1; }
+done
+for k in 5.4.0-1-amd64 4.19.0-27-amd64 5.9.16; do
+	[[ $k =~ $R ]] && { echo "BUILD_EXCLUSIVE_KERNEL accepts $k"; exit 1; }
+done
+echo "dkms add/build OK for $KVER"
