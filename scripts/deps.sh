@@ -1,0 +1,76 @@
+#!/bin/bash
+# make deps: install everything fxblk needs to build and test, from Debian
+# packages, then fetch and unpack the lab kernels (scripts/fetch-kernels.sh).
+# Run as root. Idempotent; a second run with nothing to do takes a second.
+#
+# Never installs linux-image-* or linux-headers-* packages: the lab's kernels
+# and headers are unpacked into $FXBLK_CACHE (default /var/cache/fxblk) and
+# never touch /boot or /lib/modules. Recommends are off for that reason
+# (dkms recommends linux-headers-amd64).
+#
+# Env: FXBLK_DEPS_REFRESH=1  re-resolve and fetch the kernels even if unpacked
+#      FXBLK_KVER_5_10 / FXBLK_KVER_6_1 / FXBLK_KVER_6_12  pin kernel releases
+set -euo pipefail
+TOP=$(cd "$(dirname "$(readlink -f "$0")")/.." && pwd)
+CACHE=${FXBLK_CACHE:-/var/cache/fxblk}
+export FXBLK_CACHE=$CACHE
+
+PKGS=(
+	# build: module, fxctl, tests
+	build-essential make gcc g++ cmake pkg-config perl python3 git
+	libnl-3-dev libnl-genl-3-dev libboost-program-options-dev doctest-dev
+	nlohmann-json3-dev libfmt-dev libblkid-dev libudev-dev libnvme-dev
+	libibverbs-dev librdmacm-dev libelf1 dkms kmod
+	# kernel packages are fetched and unpacked, not installed
+	apt dpkg xz-utils zstd
+	# lab VM: QEMU and everything copied into the initramfs
+	qemu-system-x86 busybox-static cpio bash util-linux coreutils
+	iproute2 rdma-core ibverbs-utils nvme-cli fio dmsetup mdadm jq
+	xfsprogs e2fsprogs
+	# bench report
+	gnuplot-nox
+)
+
+log() { echo "deps: $*"; }
+[ "$(id -u)" = 0 ] || { echo "deps: must run as root (apt-get install)" >&2; exit 1; }
+
+# one dpkg-query for all (packages unknown to dpkg are simply not listed)
+installed=$(dpkg-query -W -f='${Package} ${Status}\n' "${PKGS[@]}" 2>/dev/null |
+	awk '$NF == "installed" {print $1}' | sed 's/:.*//' || true)
+missing=()
+for p in "${PKGS[@]}"; do
+	grep -qx -- "$p" <<< "$installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+	log "installing: ${missing[*]}"
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -q
+	apt-get install -y -q --no-install-recommends "${missing[@]}"
+else
+	log "all ${#PKGS[@]} packages installed"
+fi
+# Lab kernels: skip when everything recorded in kernels.env is unpacked and
+# no pin asks for something else.
+kernels_ready() {
+	local k v
+	[ -f "$CACHE/kernels.env" ] || return 1
+	[ -f "$CACHE/checkpatch/checkpatch.pl" ] || return 1
+	# shellcheck source=/dev/null
+	( . "$CACHE/kernels.env"
+	  for v in 5_10 6_1 6_12; do
+		k=FXBLK_KVER_$v
+		[ -n "${!k:-}" ] && [ -f "$CACHE/k/${!k}/.done" ] && [ -f "$CACHE/k/${!k}/vmlinux" ] || exit 1
+	  done ) || return 1
+	for v in 5_10 6_1 6_12; do
+		k=FXBLK_KVER_$v
+		[ -z "${!k:-}" ] || grep -qx "$k=${!k}" "$CACHE/kernels.env" || return 1
+	done
+}
+if [ "${FXBLK_DEPS_REFRESH:-0}" != 1 ] && kernels_ready; then
+	log "lab kernels ready: $(grep '^FXBLK_KVER' "$CACHE/kernels.env" | cut -d= -f2 | tr '\n' ' ')"
+	log "(FXBLK_DEPS_REFRESH=1 re-resolves them with apt)"
+else
+	log "fetching lab kernels into $CACHE"
+	bash "$TOP/scripts/fetch-kernels.sh"
+fi
+log "done"
