@@ -202,7 +202,9 @@ static void fxblk_endio(struct bio *bio)
 
 	if (m) {
 		fxblk_stats_done(m, io, bio->bi_opf, status);
-		if (unlikely(status) && !test_and_set_bit(0, &m->error_seen)) {
+		/* NOTSUPP (e.g. a discard) says nothing about member health. */
+		if (unlikely(status) && status != BLK_STS_NOTSUPP &&
+		    !test_and_set_bit(0, &m->error_seen)) {
 			m->first_error = blk_status_to_errno(status);
 			schedule_work(&m->error_work);
 		}
