@@ -188,4 +188,4 @@ GP
 fi
 cat "$OUT/results.md"
 echo
-echo "bench: $NS fio runs; results in $OUT/results.{json,md,png}; report took $(($(date +%s) - T0)) s"
+echo "bench: $NS fio runs; results in $OUT/results.{json,md,png}; took $(($(date +%s) - T0)) s"

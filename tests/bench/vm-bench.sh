@@ -115,11 +115,11 @@ run_one() { # run_one SET DEVKIND WL REP
 	fi
 	echo "BENCH $(jq -c --arg kind "$KIND" --arg set "$set" --arg dev "$k" --arg wl "$id" \
 		--argjson rep "$rep" --argjson jobs "$j" --argjson qd "$d" \
-		--argjson cpu_ms "$(((c1 - c0) * 10))" '
+		--argjson cpu_ms "$(((c1 - c0) * 10))" --argjson t "$(cut -d' ' -f1 /proc/uptime)" '
 		.jobs[0] as $J
 		| ($J.read.total_ios + $J.write.total_ios) as $ios
 		| (if $J.read.total_ios >= $J.write.total_ios then $J.read else $J.write end) as $D
-		| {kind: $kind, set: $set, dev: $dev, wl: $wl, rep: $rep, jobs: $jobs, qd: $qd,
+		| {kind: $kind, set: $set, dev: $dev, wl: $wl, rep: $rep, jobs: $jobs, qd: $qd, t: $t,
 		   ios: $ios,
 		   iops: ($J.read.iops + $J.write.iops),
 		   mibs: (($J.read.bw + $J.write.bw) / 1024),
@@ -157,14 +157,14 @@ fabric-iops)
 	read -r -a M <<<"${FX_MEMBERS:-}"; [ ${#M[@]} -ge 4 ] || fail "no fabric members"
 	run_set iops "$WL_IOPS" "${M[@]:0:4}" ;;
 local)
-	mapfile -t C < <(mk_local fxbc "$LOCAL_MBPS")
+	mapfile -t C < <(mk_local nbcap "$LOCAL_MBPS")
 	echo "BENCHINFO {\"kind\":\"local\",\"capped_members\":\"${C[*]}\",\"local_mbps\":$LOCAL_MBPS}"
 	run_set bw "$WL_BW" "${C[@]}"
-	rm_local fxbc
-	mapfile -t U < <(mk_local fxbu 0)
+	rm_local nbcap
+	mapfile -t U < <(mk_local nbunc 0)
 	echo "BENCHINFO {\"kind\":\"local\",\"uncapped_members\":\"${U[*]}\"}"
 	run_set iops "$WL_IOPS" "${U[@]}"
-	rm_local fxbu ;;
+	rm_local nbunc ;;
 *) fail "unknown kind $KIND" ;;
 esac
 pass "bench $KIND"

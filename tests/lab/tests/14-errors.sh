@@ -45,7 +45,12 @@ fx_expect_fail --rc 1 --msg "${M[1]}.*(in use|busy).*${A#/dev/}|${A#/dev/}.*${M[
 	fxctl create t14b "${M[1]}" "${M[2]}"
 no_volume t14b 1
 # --- duplicate volume name (kernel: EEXIST) ---------------------------------
+fx_mark eexist
 fx_expect_fail --rc 1 --msg 't14a.*(already exists|exists)' fxctl create t14a "${M[2]}" "${M[3]}"
+# the kernel says why: in the extack (6.2+: formatted messages) or, where
+# extack messages must be static (6.1), in the kernel log
+grep -q 'kernel:.*t14a' <<<"$FX_OUT" || fx_dmesg_since eexist | grep -q 't14a.*already exists' ||
+	fail "neither the extack nor the kernel log names the duplicate volume t14a"
 [ "$(nvols)" = 1 ] || fail "duplicate-name create changed the volume count"
 for m in "${M[2]}" "${M[3]}"; do
 	[ -z "$(ls /sys/block/${m#/dev/}/holders)" ] || fail "$m still held after refused duplicate-name create"
@@ -55,7 +60,9 @@ exec 3<"$A"
 fx_expect_fail --rc 1 --msg "${A#/dev/}.*open|open.*${A#/dev/}|busy" fxctl remove t14a
 exec 3<&-
 mkdir -p /mnt/t14
-mkfs.ext4 -q -F -E nodiscard "$A" >/dev/null 2>&1 && mount "$A" /mnt/t14 || fail "mkfs/mount $A"
+modprobe ext4 2>/dev/null
+mkfs.ext4 -q -F -E nodiscard "$A" >/dev/null 2>&1 || fail "mkfs.ext4 $A"
+mount -t ext4 "$A" /mnt/t14 || fail "mount $A"
 fx_expect_fail --rc 1 --msg "open|mounted|busy" fxctl remove t14a
 umount /mnt/t14 || fail "umount"
 fx_run fxctl remove t14a
