@@ -1,12 +1,13 @@
 #!/bin/bash
-# lab: kernels=6.1,6.12 members=4
+# lab: kernels=6.1,6.12 members=4 file=/usr/sbin/blkdiscard:/lab/bin/blkdiscard
 # Flush, FUA, discard and write-zeroes reach the members:
 #  - fsync on /dev/fxN (fio --fsync=1): every member sees >= one flush per fsync,
 #    counted twice: by fxblk (fxctl stats: members[].flush.ios) and by the
 #    member's own block layer (/sys/block/nvmeXnY/stat, field 16 = flush ios);
 #  - O_DIRECT|O_SYNC writes (REQ_FUA): fxctl stats members[].write.fua grows on
 #    exactly the members the writes map to;
-#  - write-zeroes (BLKZEROOUT ioctl via util-linux `blkdiscard -z`, or
+#  - write-zeroes (BLKZEROOUT ioctl via util-linux `blkdiscard -z`, copied
+#    into the VM by the header above; or
 #    `fallocate --zero-range`) reads back as zeroes over a range crossing six
 #    chunk boundaries, and leaves the neighbouring blocks alone;
 #  - discard: split per member (each member's discard counters grow), and where
