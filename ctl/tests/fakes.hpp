@@ -1,0 +1,178 @@
+// Test doubles for fxctl's seams: the netlink client, member devices and
+// the clock. They record what fxctl asked for and answer from fixed data.
+#pragma once
+
+#include "cli.hpp"
+#include "error.hpp"
+
+#include <map>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace fxtest {
+using namespace fxctl;
+
+inline Volume fixed_volume(unsigned members = 4, bool stats = false)
+{
+	Volume v;
+	v.index = 0;
+	v.name = "vol1";
+	v.disk = "fx0";
+	v.chunk_sectors = 1024;
+	v.capacity = members * 2086912ULL;
+	v.logical_block_size = 512;
+	v.open_count = 0;
+	for (unsigned i = 0; i < members; ++i) {
+		Member m;
+		m.index = i;
+		m.major = 259;
+		m.minor = i;
+		m.disk = "nvme" + std::to_string(i) + "n1";
+		m.data_offset = 8192;
+		m.data_sectors = 2086912;
+		if (stats) {
+			MemberStats st;
+			st.read.ios = 100 * (i + 1);
+			st.read.sectors = 800 * (i + 1);
+			st.read.lat_hist[6] = 90;   // 64..127 us
+			st.read.lat_hist[10] = 10;  // 1..2 ms
+			st.write.ios = 10;
+			st.write.sectors = 80;
+			st.write.fua = 3;
+			st.flush.ios = 2;
+			m.stats = st;
+		}
+		v.members.push_back(m);
+	}
+	return v;
+}
+
+struct FakeClient final : Client {
+	// Shared with the test across connect() calls.
+	struct State {
+		std::vector<CreateRequest> creates;
+		std::vector<VolumeRef> destroys, gets, stats;
+		int list_calls = 0;
+		std::optional<KernelError> fail_create, fail_destroy, fail_get, fail_stats;
+		std::vector<Volume> volumes{fixed_volume()};
+		std::uint64_t stats_tick = 0;  // advances counters per STATS call
+	};
+	State &st;
+	explicit FakeClient(State &s) : st(s) {}
+
+	ModuleStatus status() override
+	{
+		return {"0.1.0", 1, FXBLK_FEAT_STRIPE | FXBLK_FEAT_STATS | FXBLK_FEAT_EVENTS |
+					   FXBLK_FEAT_NOWAIT};
+	}
+	Volume create(const CreateRequest &req) override
+	{
+		st.creates.push_back(req);
+		if (st.fail_create)
+			throw *st.fail_create;
+		Volume v = fixed_volume(static_cast<unsigned>(req.members.size()));
+		v.name = req.name;
+		v.chunk_sectors = req.chunk_sectors;
+		return v;
+	}
+	void destroy(const VolumeRef &ref) override
+	{
+		st.destroys.push_back(ref);
+		if (st.fail_destroy)
+			throw *st.fail_destroy;
+	}
+	Volume get(const VolumeRef &ref) override
+	{
+		st.gets.push_back(ref);
+		if (st.fail_get)
+			throw *st.fail_get;
+		return find(ref);
+	}
+	std::vector<Volume> list() override
+	{
+		++st.list_calls;
+		return st.volumes;
+	}
+	Volume stats(const VolumeRef &ref) override
+	{
+		st.stats.push_back(ref);
+		if (st.fail_stats)
+			throw *st.fail_stats;
+		Volume v = fixed_volume(find(ref).members.size(), true);
+		for (auto &m : v.members) {
+			m.stats->read.ios += 1000 * st.stats_tick;
+			m.stats->read.sectors += 2048 * 1000 * st.stats_tick;
+		}
+		++st.stats_tick;
+		return v;
+	}
+
+private:
+	Volume find(const VolumeRef &ref)
+	{
+		for (const auto &v : st.volumes)
+			if (ref.index ? v.index == *ref.index : v.name == ref.name)
+				return v;
+		throw KernelError(ENOENT, "no volume named \"" + ref.name + "\"", "not found");
+	}
+};
+
+struct FakeDevices final : BlockDevices {
+	std::map<std::string, BlockDevice> devs;
+	BlockDevice probe(const std::string &path) override
+	{
+		auto it = devs.find(path);
+		if (it == devs.end())
+			throw Error(path + " is not a block device", errno_error(ENOTBLK));
+		return it->second;
+	}
+	// A 1 GiB NVMe namespace, minor @minor.
+	void add(const std::string &path, std::uint32_t minor,
+		 std::uint64_t sectors = 2097152, std::uint32_t lbs = 512)
+	{
+		BlockDevice d;
+		d.path = path;
+		d.name = path.substr(path.rfind('/') + 1);
+		d.major = 259;
+		d.minor = minor;
+		d.size_sectors = sectors;
+		d.logical_block_size = lbs;
+		devs[path] = d;
+	}
+};
+
+// One fxctl invocation against the fakes.
+struct Harness {
+	FakeClient::State state;
+	FakeDevices devices;
+	std::ostringstream out, err;
+	std::vector<double> sleeps;
+	bool module_loaded = true;
+	int connects = 0;
+
+	Harness()
+	{
+		for (unsigned i = 0; i < 4; ++i)
+			devices.add("/dev/nvme" + std::to_string(i) + "n1", i);
+	}
+
+	int run(std::vector<std::string> args)
+	{
+		out.str("");
+		err.str("");
+		Env env(out, err);
+		env.connect = [this]() -> std::unique_ptr<Client> {
+			++connects;
+			if (!module_loaded)
+				throw ModuleNotLoaded();
+			return std::make_unique<FakeClient>(state);
+		};
+		env.blockdevs = [this]() -> BlockDevices & { return devices; };
+		env.sleep = [this](double s) { sleeps.push_back(s); };
+		return fxctl::run(args, env);
+	}
+};
+
+}  // namespace fxtest
