@@ -23,17 +23,26 @@
 #define FXBLK_MINORS		16	/* partitions per volume */
 
 /*
- * Refusals carry a formatted extack message (at most 80 bytes with the
- * "fxblk: " prefix). Before NL_SET_ERR_MSG_FMT existed, messages had to be
- * static: send a generic one and put the details in the kernel log.
+ * Refusals carry a formatted extack message, at most FXBLK_MSG_LEN bytes
+ * with the "fxblk: " prefix. Kernels without NL_SET_ERR_MSG_FMT (before 6.2)
+ * get the text formatted into a slot of fxblk_netlink.c's message ring.
  */
+#define FXBLK_MSG_LEN		80
 #ifdef NL_SET_ERR_MSG_FMT_MOD
 #define FXBLK_ERR(extack, fmt, args...) \
 	NL_SET_ERR_MSG_FMT_MOD(extack, fmt, ##args)
 #else
+char *fxblk_msg_buf(void);
 #define FXBLK_ERR(extack, fmt, args...) do {				\
-	pr_info("fxblk: " fmt "\n", ##args);				\
-	NL_SET_ERR_MSG_MOD(extack, "request refused, see kernel log");	\
+	struct netlink_ext_ack *__extack = (extack);			\
+									\
+	if (__extack) {							\
+		char *__buf = fxblk_msg_buf();				\
+									\
+		snprintf(__buf, FXBLK_MSG_LEN, KBUILD_MODNAME ": " fmt,	\
+			 ##args);					\
+		__extack->_msg = __buf;					\
+	}								\
 } while (0)
 #endif
 

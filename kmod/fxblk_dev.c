@@ -186,6 +186,7 @@ static unsigned int fxblk_dir(struct bio *bio)
 	case REQ_OP_READ:
 		return FXBLK_DIR_READ;
 	case REQ_OP_DISCARD:
+	case REQ_OP_SECURE_ERASE:
 	case REQ_OP_WRITE_ZEROES:
 		return FXBLK_DIR_DISCARD;
 	default:
@@ -318,7 +319,8 @@ static bool fxblk_fan_child(struct fxblk_volume *vol, struct fxblk_member *m,
 }
 
 /*
- * Empty flushes go to every member; discard and write-zeroes to each member
+ * Empty flushes go to every member; discard, secure erase and write-zeroes
+ * to each member
  * as one contiguous range (dm-stripe's stripe_map_range()). A parent bio
  * from clone_bs, never submitted, gathers the children so the original is
  * accounted once and completed after the last child.
@@ -409,6 +411,7 @@ static blk_qc_t fxblk_submit_bio(struct bio *bio)
 		fxblk_submit_rw(vol, bio);
 		break;
 	case REQ_OP_DISCARD:
+	case REQ_OP_SECURE_ERASE:	/* stacked limit: all members have it */
 	case REQ_OP_WRITE_ZEROES:
 		fxblk_submit_fanout(vol, bio);
 		break;

@@ -17,47 +17,46 @@
 
 #include "fxblk.h"
 
-/* Before 6.1 the core has no helper for required attributes. */
-#ifndef GENL_REQ_ATTR_CHECK
-#define GENL_REQ_ATTR_CHECK(info, attr) ({				\
-	bool __missing = !(info)->attrs[(attr)];			\
-									\
-	if (__missing)							\
-		NL_SET_ERR_MSG_MOD((info)->extack,			\
-				   "required attribute missing");	\
-	__missing;							\
-})
+/*
+ * Before 6.2 extack messages must be static strings. FXBLK_ERR then formats
+ * into one of these slots; a slot is reused only after FXBLK_MSG_SLOTS later
+ * refusals, long after the ack that carried it was sent.
+ */
+#ifndef NL_SET_ERR_MSG_FMT_MOD
+#define FXBLK_MSG_SLOTS		16
+static char fxblk_msgs[FXBLK_MSG_SLOTS][FXBLK_MSG_LEN];
+static atomic_t fxblk_msg_next = ATOMIC_INIT(0);
+
+char *fxblk_msg_buf(void)
+{
+	unsigned int i = atomic_inc_return(&fxblk_msg_next);
+
+	return fxblk_msgs[i % FXBLK_MSG_SLOTS];
+}
 #endif
+
+/* A required attribute: missing-attribute report plus a message. */
+static bool fxblk_missing(struct genl_info *info, int attr, const char *name)
+{
+#ifdef GENL_REQ_ATTR_CHECK
+	if (!GENL_REQ_ATTR_CHECK(info, attr))
+		return false;
+#else
+	if (info->attrs[attr])
+		return false;
+#endif
+	FXBLK_ERR(info->extack, "missing attribute %s", name);
+	return true;
+}
 
 static struct genl_family fxblk_genl_family;
 /* Cleared before the family goes away; member-error work checks it. */
 static bool fxblk_nl_live;
 
-static struct netlink_range_validation fxblk_index_range = {
-	.min = 0,
-	.max = FXBLK_MAX_VOLUMES - 1,
-};
-
-static struct netlink_range_validation fxblk_chunk_range = {
-	.min = FXBLK_CHUNK_MIN_SECTORS,
-	.max = FXBLK_CHUNK_MAX_SECTORS,
-};
-
-/* dev_t: 12-bit major, 20-bit minor. */
-static struct netlink_range_validation fxblk_major_range = {
-	.max = (1U << (32 - MINORBITS)) - 1,
-};
-
-static struct netlink_range_validation fxblk_minor_range = {
-	.max = MINORMASK,
-};
-
 /* Only what CREATE takes; output-only attributes are refused as unknown. */
 static const struct nla_policy fxblk_member_policy[FXBLK_MEMBER_ATTR_MAX + 1] = {
-	[FXBLK_MEMBER_ATTR_MAJOR] = NLA_POLICY_FULL_RANGE(NLA_U32,
-							  &fxblk_major_range),
-	[FXBLK_MEMBER_ATTR_MINOR] = NLA_POLICY_FULL_RANGE(NLA_U32,
-							  &fxblk_minor_range),
+	[FXBLK_MEMBER_ATTR_MAJOR] = { .type = NLA_U32 },
+	[FXBLK_MEMBER_ATTR_MINOR] = { .type = NLA_U32 },
 	[FXBLK_MEMBER_ATTR_DATA_OFFSET] = { .type = NLA_U64 },
 	[FXBLK_MEMBER_ATTR_DATA_SECTORS] = { .type = NLA_U64 },
 };
@@ -67,11 +66,11 @@ static const struct nla_policy fxblk_members_policy[FXBLK_ATTR_MAX + 1] = {
 };
 
 static const struct nla_policy fxblk_policy[FXBLK_ATTR_MAX + 1] = {
-	[FXBLK_ATTR_INDEX] = NLA_POLICY_FULL_RANGE(NLA_U32, &fxblk_index_range),
+	[FXBLK_ATTR_INDEX] = { .type = NLA_U32 },
 	[FXBLK_ATTR_NAME] = { .type = NLA_NUL_STRING,
 			      .len = FXBLK_NAME_MAX - 1 },
-	[FXBLK_ATTR_CHUNK_SECTORS] = NLA_POLICY_FULL_RANGE(NLA_U32,
-							   &fxblk_chunk_range),
+	/* Range checked in code: policy ranges answer ERANGE, not EINVAL. */
+	[FXBLK_ATTR_CHUNK_SECTORS] = { .type = NLA_U32 },
 	[FXBLK_ATTR_MEMBERS] = NLA_POLICY_NESTED(fxblk_members_policy),
 };
 
@@ -337,6 +336,7 @@ static int fxblk_parse_member(struct nlattr *nla, unsigned int i,
 			      struct netlink_ext_ack *extack)
 {
 	struct nlattr *tb[FXBLK_MEMBER_ATTR_MAX + 1];
+	u32 major, minor;
 	int ret;
 
 	ret = nla_parse_nested(tb, FXBLK_MEMBER_ATTR_MAX, nla,
@@ -347,8 +347,14 @@ static int fxblk_parse_member(struct nlattr *nla, unsigned int i,
 		FXBLK_ERR(extack, "member %u: MAJOR and MINOR are required", i);
 		return -EINVAL;
 	}
-	spec->dev = MKDEV(nla_get_u32(tb[FXBLK_MEMBER_ATTR_MAJOR]),
-			  nla_get_u32(tb[FXBLK_MEMBER_ATTR_MINOR]));
+	major = nla_get_u32(tb[FXBLK_MEMBER_ATTR_MAJOR]);
+	minor = nla_get_u32(tb[FXBLK_MEMBER_ATTR_MINOR]);
+	if (major >= 1U << (32 - MINORBITS) || minor > MINORMASK) {
+		FXBLK_ERR(extack, "member %u: device %u:%u out of range",
+			  i, major, minor);
+		return -EINVAL;
+	}
+	spec->dev = MKDEV(major, minor);
 	if (tb[FXBLK_MEMBER_ATTR_DATA_OFFSET])
 		spec->data_offset =
 			nla_get_u64(tb[FXBLK_MEMBER_ATTR_DATA_OFFSET]);
@@ -366,8 +372,18 @@ static int fxblk_parse_members(struct nlattr *members,
 	unsigned int i, j;
 	int rem, ret;
 
+	/* Also checked by strict policy validation; not on every kernel. */
+	if (!(members->nla_type & NLA_F_NESTED)) {
+		NL_SET_ERR_MSG_ATTR(extack, members, "MEMBERS lacks NLA_F_NESTED");
+		return -EINVAL;
+	}
 	nla_for_each_nested(nla, members, rem) {
 		i = req->nr_members;
+		if (nla_type(nla) != FXBLK_ATTR_MEMBER) {
+			NL_SET_ERR_MSG_ATTR(extack, nla,
+					    "MEMBERS may hold only MEMBER attributes");
+			return -EINVAL;
+		}
 		if (i == FXBLK_MAX_MEMBERS) {
 			FXBLK_ERR(extack, "more than %u members",
 				  FXBLK_MAX_MEMBERS);
@@ -399,8 +415,8 @@ static int fxblk_parse_create(struct genl_info *info,
 	struct nlattr *chunk = info->attrs[FXBLK_ATTR_CHUNK_SECTORS];
 	int ret;
 
-	if (GENL_REQ_ATTR_CHECK(info, FXBLK_ATTR_NAME) ||
-	    GENL_REQ_ATTR_CHECK(info, FXBLK_ATTR_MEMBERS))
+	if (fxblk_missing(info, FXBLK_ATTR_NAME, "NAME") ||
+	    fxblk_missing(info, FXBLK_ATTR_MEMBERS, "MEMBERS"))
 		return -EINVAL;
 	/* The policy guarantees a NUL within FXBLK_NAME_MAX bytes. */
 	strscpy(req->name, nla_data(info->attrs[FXBLK_ATTR_NAME]),
@@ -410,9 +426,11 @@ static int fxblk_parse_create(struct genl_info *info,
 		return ret;
 	req->chunk_sectors = chunk ? nla_get_u32(chunk) :
 				     FXBLK_CHUNK_DEF_SECTORS;
-	if (!is_power_of_2(req->chunk_sectors)) {
+	if (!is_power_of_2(req->chunk_sectors) ||
+	    req->chunk_sectors < FXBLK_CHUNK_MIN_SECTORS ||
+	    req->chunk_sectors > FXBLK_CHUNK_MAX_SECTORS) {
 		NL_SET_ERR_MSG_ATTR(extack, chunk,
-				    "chunk size must be a power of two");
+				    "chunk size must be a power of two, 4 KiB to 16 MiB");
 		return -EINVAL;
 	}
 	return fxblk_parse_members(info->attrs[FXBLK_ATTR_MEMBERS], req,
