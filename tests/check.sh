@@ -130,6 +130,9 @@ done
 
 # ---- lab tests -----------------------------------------------------------
 lab_kernel_ok() { [[ ,$LAB_KERNELS, == *,$1,* ]]; }
+# First collect the runs (name, kernel, options), so that module + tools are
+# built once for all of them instead of by every run.
+LAB_NAMES=() LAB_ARGS=()
 for script in "$TOP"/tests/lab/tests/*.sh; do
 	[ -f "$script" ] || continue
 	header=$(sed -n 's/^# lab: *//p' "$script" | head -n1)
@@ -147,9 +150,24 @@ for script in "$TOP"/tests/lab/tests/*.sh; do
 		esac
 	done
 	for s in ${kernels//,/ }; do
-		lab_kernel_ok "$s" || continue
-		t "lab $s: $name" "$TOP/tests/lab/run" --kernel "$s" "${opts[@]}" -- "$script"
+		lab_kernel_ok "$s" && selected "lab $s: $name" || continue
+		LAB_NAMES+=("lab $s: $name")
+		LAB_ARGS+=("$(printf '%q ' --kernel "$s" "${opts[@]}" -- "$script")")
 	done
+done
+lab_build() {	# a failure is a failed test; the runs then use what exists
+	local s
+	for s in ${LAB_KERNELS//,/ }; do
+		make -s -C "$TOP" module KVER="$(kver "$s")" || return 1
+	done
+	make -s -C "$TOP" fxctl
+}
+if [ ${#LAB_NAMES[@]} -gt 0 ]; then
+	FILTER= t "lab: build module + fxctl for the lab" lab_build
+fi
+for i in "${!LAB_NAMES[@]}"; do
+	eval "args=(${LAB_ARGS[$i]})"
+	t "${LAB_NAMES[$i]}" "$TOP/tests/lab/run" --no-build "${args[@]}"
 done
 
 # ---- lab self-tests --------------------------------------------------------
