@@ -47,8 +47,9 @@ snap() { # snap FILE: "name active_objs objsize" per cache + SUnreclaim
 	settle
 	# vmap_area also holds lazily freed (not yet purged) areas: it is
 	# judged by the live areas in /proc/vmallocinfo per caller instead
+	# ("unpurged vm_area" lines are those lazily freed ones)
 	awk 'NR > 2 && $1 != "vmap_area" {print $1, $2, $4}' /proc/slabinfo >"$1"
-	awk '{c = $3; sub(/\+.*/, "", c); n[c]++} END {for (c in n) print "vmalloc:" c, n[c], 0}' \
+	awk '$3 != "unpurged" {c = $3; sub(/\+.*/, "", c); n[c]++} END {for (c in n) print "vmalloc:" c, n[c], 0}' \
 		/proc/vmallocinfo >>"$1"
 	echo "SUnreclaim_kB $(awk '/^SUnreclaim:/ {print $2}' /proc/meminfo) 1024" >>"$1"
 	echo "Percpu_kB $(awk '/^Percpu:/ {print $2}' /proc/meminfo) 1024" >>"$1"
