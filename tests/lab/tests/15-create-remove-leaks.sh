@@ -59,12 +59,12 @@ cycle() { # cycle I: one four-member volume with some I/O
 	ch=${chunks[$((i % 8))]}
 	fxctl create "leak$i" --chunk "$ch" "${M[@]}" >/dev/null || fail "create leak$i (chunk $ch)"
 	dev=$(fxdev "leak$i") || fail "no device for leak$i"
-	dd if=/dev/urandom of="$dev" bs=64k count=40 seek=3 oflag=direct conv=fsync 2>/dev/null || fail "write $dev"
+	dd if=/dev/urandom of="$dev" bs=64k count=12 seek=3 oflag=direct conv=fsync 2>/dev/null || fail "write $dev"
 	dd if="$dev" of=/dev/null bs=1M count=4 iflag=direct 2>/dev/null || fail "read $dev"
 	cat /sys/block/${dev#/dev/}/stat >/dev/null
 	fxctl -o json stats "leak$i" >/dev/null || fail "stats leak$i"
-	if [ $((i % 4)) = 0 ]; then
-		fio --eta=never --name=l --filename="$dev" --rw=randrw --bs=4k --size=2M --iodepth=16 \
+	if [ $((i % 8)) = 0 ]; then
+		fio --eta=never --name=l --filename="$dev" --rw=randrw --bs=4k --size=1M --iodepth=16 \
 			--ioengine=libaio --direct=1 --fsync=8 --output=/dev/null || fail "fio on $dev"
 	fi
 	fxctl remove "leak$i" >/dev/null || fail "remove leak$i"
