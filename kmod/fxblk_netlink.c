@@ -238,9 +238,10 @@ static struct sk_buff *fxblk_event_msg(struct fxblk_volume *vol, u32 event,
 	    fxblk_put_ident(skb, vol))
 		goto fail;
 	if (m) {
+		if (nla_put_s32(skb, FXBLK_ATTR_ERRNO, err))
+			goto fail;
 		members = nla_nest_start(skb, FXBLK_ATTR_MEMBERS);
-		if (!members || nla_put_s32(skb, FXBLK_ATTR_ERRNO, err) ||
-		    fxblk_put_member(skb, m, false))
+		if (!members || fxblk_put_member(skb, m, false))
 			goto fail;
 		nla_nest_end(skb, members);
 	}
@@ -372,7 +373,10 @@ static int fxblk_parse_members(struct nlattr *members,
 	unsigned int i, j;
 	int rem, ret;
 
-	/* Also checked by strict policy validation; not on every kernel. */
+	/*
+	 * Strict policy validation has checked this already; the parser below
+	 * relies on it, so say so here rather than trust the policy alone.
+	 */
 	if (!(members->nla_type & NLA_F_NESTED)) {
 		NL_SET_ERR_MSG_ATTR(extack, members, "MEMBERS lacks NLA_F_NESTED");
 		return -EINVAL;
