@@ -61,7 +61,8 @@ std::string kernel_says(const KernelError &e)
 				  "(needs CAP_NET_ADMIN)", op, object, kernel_says(e));
 		break;
 	case ENOENT:
-		msg = fmt::format("no volume {}{}; see 'fxctl list'", object, kernel_says(e));
+		// The kernel's message only repeats the name.
+		msg = fmt::format("no volume {}; see 'fxctl list'", object);
 		break;
 	case EEXIST:
 		msg = fmt::format("a volume named {} already exists{}; choose another name or "

@@ -268,6 +268,14 @@ Volume decode_volume(nlmsghdr *nlh)
 		int rem;
 		nla_for_each_nested(pos, ms, rem)
 			v.members.push_back(decode_member(pos, static_cast<std::uint32_t>(v.members.size())));
+		// Every member contributes DATA_SECTORS to the capacity. A
+		// mismatch means a lost member, e.g. a nest longer than
+		// nla_len's 16 bits can describe.
+		std::uint64_t per = v.members.empty() ? 0 : v.members.front().data_sectors;
+		if (per && per * v.members.size() != v.capacity)
+			malformed(fmt::format("{} members of {} sectors do not add up to the "
+					      "capacity of {} sectors",
+					      v.members.size(), per, v.capacity));
 	}
 	return v;
 }

@@ -25,7 +25,6 @@ Volume sample_volume(unsigned members, bool stats)
 	v.name = "vol-1.a_b";
 	v.disk = "fx7";
 	v.chunk_sectors = 1024;
-	v.capacity = 4ULL * 2086912;
 	v.logical_block_size = 4096;
 	v.open_count = 2;
 	for (unsigned i = 0; i < members; ++i) {
@@ -55,6 +54,7 @@ Volume sample_volume(unsigned members, bool stats)
 		}
 		v.members.push_back(m);
 	}
+	v.capacity = members * (2086912ULL << 20);
 	return v;
 }
 
@@ -193,6 +193,15 @@ TEST_CASE("malformed replies are rejected with an error, not misread")
 		nla_put_string(msg.get(), FXBLK_ATTR_NAME, "x");
 		CHECK_THROWS_WITH_AS(decode_volume(nlmsg_hdr(msg.get())),
 				     doctest::Contains("CHUNK_SECTORS missing"), Error);
+	}
+	SUBCASE("member list that does not add up to the capacity")
+	{
+		Volume v = sample_volume(3, false);
+		v.capacity += 1;
+		msg_ptr msg = new_genl_msg(family, FXBLK_CMD_GET);
+		put_volume(msg.get(), v);
+		CHECK_THROWS_WITH_AS(decode_volume(nlmsg_hdr(msg.get())),
+				     doctest::Contains("do not add up"), Error);
 	}
 	SUBCASE("attribute too short for its type")
 	{
