@@ -617,7 +617,13 @@ static int fxblk_member_setup(struct fxblk_volume *vol, unsigned int i,
 	/* Exclusive with the volume as holder: EBUSY if claimed elsewhere. */
 	ret = fxblk_member_open(m, vol);
 	if (ret) {
-		if (ret == -EBUSY)
+		/* The open APIs say ENXIO for a dev_t without a disk. */
+		if (ret == -ENXIO)
+			ret = -ENODEV;
+		if (ret == -ENODEV)
+			FXBLK_ERR(extack, "member %u (%u:%u): no such block device",
+				  i, MAJOR(m->dev), MINOR(m->dev));
+		else if (ret == -EBUSY)
 			FXBLK_ERR(extack, "member %u (%u:%u) is busy: opened exclusively elsewhere",
 				  i, MAJOR(m->dev), MINOR(m->dev));
 		else
