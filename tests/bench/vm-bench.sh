@@ -20,9 +20,9 @@
 # Within a repeat every device runs every workload of the set; the device
 # order rotates per repeat; each repeat is one "pair" for the ratios.
 #
-# One line per fio run on stdout: `BENCH {json}` with IOPS, MiB/s, mean/p99
-# completion latency (us), CPU per I/O from fio ((usr+sys) x job runtime /
-# I/Os) and from /proc/stat (whole VM, incl. softirq completions).
+# One line per workload run on stdout: `BENCH {json}` with IOPS, MiB/s,
+# mean/p99 completion latency (us), CPU per I/O from fio ((usr+sys) x job
+# runtime / I/Os) and from /proc/stat (whole VM, incl. softirq completions).
 . /lab/lib.sh
 KIND=${1:?kind}; REPS=${2:-5}; RT_BW=${3:-2}; RT_IOPS=${4:-3}; LOCAL_MBPS=${5:-200}
 CHUNK_KB=512
@@ -85,49 +85,72 @@ teardown() {
 	md) mdadm --stop "$DEV" >/dev/null 2>&1 || fail "mdadm --stop $DEV" ;;
 	esac
 }
-busy_jiffies() { awk '/^cpu / {print $2 + $3 + $4 + $7 + $8 + $9}' /proc/stat; }
+# fio start-up costs seconds under TCG, so each device runs all workloads of
+# a set in ONE fio invocation: one reporting group per workload, serialised
+# with stonewall. VM-wide CPU per group comes from /proc/stat snapshots taken
+# by exec_prerun/exec_postrun (first clone to start, last clone to finish).
+cat >/tmp/cpumark <<'SH'
+#!/bin/sh
+read -r _ u n s i w q sq st _ </proc/stat
+f=/tmp/cpu.$1.$2
+[ "$2" = 1 ] || [ ! -e $f ] || exit 0
+echo $((u + n + s + q + sq + st)) >$f
+SH
+chmod +x /tmp/cpumark
 
-run_one() { # run_one SET DEVKIND WL REP
-	local set=$1 k=$2 wl=$3 rep=$4 id rw bs j d args=() c0 c1 i m RT
+run_dev() { # run_dev SET DEVKIND REP "WORKLOADS": all workloads on $DEV
+	local set=$1 k=$2 rep=$3 wls=$4 RT args=() wl id rw bs j d g=0 i nj qd sec ids=() rc
 	RT=$([ "$set" = bw ] && echo "$RT_BW" || echo "$RT_IOPS")
-	IFS=: read -r id rw bs j d <<<"$wl"
-	local common=(--rw="$rw" --bs="$bs" --direct=1 --ioengine=libaio --time_based
-		--runtime="$RT" --thread --group_reporting --norandommap --randrepeat=0
-		--output-format=json)
-	if [ "$k" = jbod ]; then
-		local mem=($DEV) nj=$j qd=$d
-		[ "$j" -ge ${#mem[@]} ] || { nj=${#mem[@]}; qd=$(((j * d + nj - 1) / nj)); }
-		for ((i = 0; i < nj; i++)); do
-			args+=(--name="j$i" --filename="${mem[$((i % ${#mem[@]}))]}" --iodepth="$qd")
-		done
-	else
-		args=(--name="$id" --filename="$DEV" --numjobs="$j" --iodepth="$d")
-	fi
-	c0=$(busy_jiffies)
-	fio --eta=never "${common[@]}" "${args[@]}" >/tmp/fio.json 2>/tmp/fio.err
-	local rc=$?
-	c1=$(busy_jiffies)
-	if [ $rc != 0 ] || ! jq -e '.jobs[0]' /tmp/fio.json >/dev/null 2>&1; then
-		echo "BENCH $(jq -nc --arg kind "$KIND" --arg set "$set" --arg dev "$k" --arg wl "$id" \
-			--argjson rep "$rep" --arg err "$(tail -c 300 /tmp/fio.err)" \
-			'{kind: $kind, set: $set, dev: $dev, wl: $wl, rep: $rep, error: $err}')"
-		return
-	fi
-	echo "BENCH $(jq -c --arg kind "$KIND" --arg set "$set" --arg dev "$k" --arg wl "$id" \
-		--argjson rep "$rep" --argjson jobs "$j" --argjson qd "$d" \
-		--argjson cpu_ms "$(((c1 - c0) * 10))" --argjson t "$(cut -d' ' -f1 /proc/uptime)" '
-		.jobs[0] as $J
-		| ($J.read.total_ios + $J.write.total_ios) as $ios
-		| (if $J.read.total_ios >= $J.write.total_ios then $J.read else $J.write end) as $D
-		| {kind: $kind, set: $set, dev: $dev, wl: $wl, rep: $rep, jobs: $jobs, qd: $qd, t: $t,
-		   ios: $ios,
-		   iops: ($J.read.iops + $J.write.iops),
-		   mibs: (($J.read.bw + $J.write.bw) / 1024),
-		   lat_mean_us: ($D.clat_ns.mean / 1000),
-		   lat_p99_us: (($D.clat_ns.percentile["99.000000"] // 0) / 1000),
-		   cpu_us_per_io: (if $ios > 0 then ($J.usr_cpu + $J.sys_cpu) / 100 * $J.job_runtime * 1000 / $ios else null end),
-		   sys_us_per_io: (if $ios > 0 then $cpu_ms * 1000 / $ios else null end),
-		   error: (if $J.error != 0 then ($J.error | tostring) else null end)}' /tmp/fio.json)"
+	rm -f /tmp/cpu.*
+	for wl in $wls; do
+		IFS=: read -r id rw bs j d <<<"$wl"
+		ids+=("$id:$j:$d")
+		sec=(--rw="$rw" --bs="$bs" --direct=1 --ioengine=libaio --time_based --runtime="$RT"
+			--norandommap --randrepeat=0)
+		mark=(--exec_prerun="/tmp/cpumark $g 0" --exec_postrun="/tmp/cpumark $g 1")
+		if [ "$k" = jbod ]; then
+			local mem=($DEV)
+			nj=$j; qd=$d
+			[ "$j" -ge ${#mem[@]} ] || { nj=${#mem[@]}; qd=$(((j * d + nj - 1) / nj)); }
+			for ((i = 0; i < nj; i++)); do
+				args+=(--name="$id.$i" --filename="${mem[$((i % ${#mem[@]}))]}" --iodepth="$qd" "${sec[@]}" "${mark[@]}")
+				[ $i != 0 ] || args+=(--stonewall --new_group)
+			done
+		else
+			args+=(--name="$id" --filename="$DEV" --numjobs="$j" --iodepth="$d" "${sec[@]}" "${mark[@]}" --stonewall --new_group)
+		fi
+		g=$((g + 1))
+	done
+	fio --eta=never --thread --group_reporting --output-format=json "${args[@]}" >/tmp/fio.out 2>/tmp/fio.err
+	rc=$?
+	# exec_prerun/postrun make fio print "Saving output of ..." before the JSON
+	sed -n '/^{/,$p' /tmp/fio.out >/tmp/fio.json
+	for ((g = 0; g < ${#ids[@]}; g++)); do
+		IFS=: read -r id j d <<<"${ids[$g]}"
+		local c0 c1
+		c0=$(cat /tmp/cpu.$g.0 2>/dev/null || echo 0); c1=$(cat /tmp/cpu.$g.1 2>/dev/null || echo 0)
+		if [ $rc != 0 ] || ! jq -e --argjson g $g '.jobs[] | select(.groupid == $g)' /tmp/fio.json >/dev/null 2>&1; then
+			echo "BENCH $(jq -nc --arg kind "$KIND" --arg set "$set" --arg dev "$k" --arg wl "$id" \
+				--argjson rep "$rep" --arg err "fio exit $rc: $(tail -c 300 /tmp/fio.err)" \
+				'{kind: $kind, set: $set, dev: $dev, wl: $wl, rep: $rep, error: $err}')"
+			continue
+		fi
+		echo "BENCH $(jq -c --arg kind "$KIND" --arg set "$set" --arg dev "$k" --arg wl "$id" \
+			--argjson rep "$rep" --argjson jobs "$j" --argjson qd "$d" --argjson g $g \
+			--argjson cpu_ms "$(((c1 - c0) * 10))" --argjson t "$(cut -d' ' -f1 /proc/uptime)" '
+			[.jobs[] | select(.groupid == $g)][0] as $J
+			| ($J.read.total_ios + $J.write.total_ios) as $ios
+			| (if $J.read.total_ios >= $J.write.total_ios then $J.read else $J.write end) as $D
+			| {kind: $kind, set: $set, dev: $dev, wl: $wl, rep: $rep, jobs: $jobs, qd: $qd, t: $t,
+			   ios: $ios,
+			   iops: ($J.read.iops + $J.write.iops),
+			   mibs: (($J.read.bw + $J.write.bw) / 1024),
+			   lat_mean_us: ($D.clat_ns.mean / 1000),
+			   lat_p99_us: (($D.clat_ns.percentile["99.000000"] // 0) / 1000),
+			   cpu_us_per_io: (if $ios > 0 then ($J.usr_cpu + $J.sys_cpu) / 100 * $J.job_runtime * 1000 / $ios else null end),
+			   sys_us_per_io: (if $ios > 0 and $cpu_ms > 0 then $cpu_ms * 1000 / $ios else null end),
+			   error: (if $J.error != 0 then ($J.error | tostring) else null end)}' /tmp/fio.json)"
+	done
 }
 
 run_set() { # run_set SET "WORKLOADS" MEMBERS...
@@ -138,7 +161,7 @@ run_set() { # run_set SET "WORKLOADS" MEMBERS...
 		for ((i = 0; i < ${#DEVS[@]}; i++)); do
 			k=${DEVS[$(((i + rep - 1) % ${#DEVS[@]}))]}
 			setup "$k" "$@"
-			for wl in $wls; do run_one "$set" "$k" "$wl" "$rep"; done
+			run_dev "$set" "$k" "$rep" "$wls"
 			teardown "$k"
 		done
 		log "$KIND/$set: repeat $rep of $REPS done"
