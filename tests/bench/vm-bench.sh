@@ -125,32 +125,35 @@ run_dev() { # run_dev SET DEVKIND REP "WORKLOADS": all workloads on $DEV
 	rc=$?
 	# exec_prerun/postrun make fio print "Saving output of ..." before the JSON
 	sed -n '/^{/,$p' /tmp/fio.out >/tmp/fio.json
+	[ -s /tmp/fio.json ] || echo '{}' >/tmp/fio.json
+	# one jq for all groups (jq start-up is ~1 s under TCG)
+	local meta="[" c0 c1
 	for ((g = 0; g < ${#ids[@]}; g++)); do
 		IFS=: read -r id j d <<<"${ids[$g]}"
-		local c0 c1
 		c0=$(cat /tmp/cpu.$g.0 2>/dev/null || echo 0); c1=$(cat /tmp/cpu.$g.1 2>/dev/null || echo 0)
-		if [ $rc != 0 ] || ! jq -e --argjson g $g '.jobs[] | select(.groupid == $g)' /tmp/fio.json >/dev/null 2>&1; then
-			echo "BENCH $(jq -nc --arg kind "$KIND" --arg set "$set" --arg dev "$k" --arg wl "$id" \
-				--argjson rep "$rep" --arg err "fio exit $rc: $(tail -c 300 /tmp/fio.err)" \
-				'{kind: $kind, set: $set, dev: $dev, wl: $wl, rep: $rep, error: $err}')"
-			continue
-		fi
-		echo "BENCH $(jq -c --arg kind "$KIND" --arg set "$set" --arg dev "$k" --arg wl "$id" \
-			--argjson rep "$rep" --argjson jobs "$j" --argjson qd "$d" --argjson g $g \
-			--argjson cpu_ms "$(((c1 - c0) * 10))" --argjson t "$(cut -d' ' -f1 /proc/uptime)" '
-			[.jobs[] | select(.groupid == $g)][0] as $J
-			| ($J.read.total_ios + $J.write.total_ios) as $ios
-			| (if $J.read.total_ios >= $J.write.total_ios then $J.read else $J.write end) as $D
-			| {kind: $kind, set: $set, dev: $dev, wl: $wl, rep: $rep, jobs: $jobs, qd: $qd, t: $t,
-			   ios: $ios,
-			   iops: ($J.read.iops + $J.write.iops),
-			   mibs: (($J.read.bw + $J.write.bw) / 1024),
-			   lat_mean_us: ($D.clat_ns.mean / 1000),
-			   lat_p99_us: (($D.clat_ns.percentile["99.000000"] // 0) / 1000),
-			   cpu_us_per_io: (if $ios > 0 then ($J.usr_cpu + $J.sys_cpu) / 100 * $J.job_runtime * 1000 / $ios else null end),
-			   sys_us_per_io: (if $ios > 0 and $cpu_ms > 0 then $cpu_ms * 1000 / $ios else null end),
-			   error: (if $J.error != 0 then ($J.error | tostring) else null end)}' /tmp/fio.json)"
+		meta+="$([ $g = 0 ] || echo ,){\"wl\":\"$id\",\"jobs\":$j,\"qd\":$d,\"cpu_ms\":$(((c1 - c0) * 10))}"
 	done
+	meta+="]"
+	jq -r --arg kind "$KIND" --arg set "$set" --arg dev "$k" --argjson rep "$rep" \
+		--argjson meta "$meta" --argjson rc "$rc" --arg err "$(tail -c 300 /tmp/fio.err)" \
+		--argjson t "$(cut -d' ' -f1 /proc/uptime)" '
+		(try .jobs catch []) as $jobs
+		| $meta | to_entries[] | .key as $g | .value as $m
+		| {kind: $kind, set: $set, dev: $dev, wl: $m.wl, rep: $rep, jobs: $m.jobs, qd: $m.qd, t: $t} +
+		  ([$jobs[]? | select(.groupid == $g)][0] as $J
+		   | if $rc != 0 or $J == null then {error: ("fio exit \($rc): " + $err)} else
+		     ($J.read.total_ios + $J.write.total_ios) as $ios
+		     | (if $J.read.total_ios >= $J.write.total_ios then $J.read else $J.write end) as $D
+		     | {ios: $ios,
+			iops: ($J.read.iops + $J.write.iops),
+			mibs: (($J.read.bw + $J.write.bw) / 1024),
+			lat_mean_us: ($D.clat_ns.mean / 1000),
+			lat_p99_us: (($D.clat_ns.percentile["99.000000"] // 0) / 1000),
+			cpu_us_per_io: (if $ios > 0 then ($J.usr_cpu + $J.sys_cpu) / 100 * $J.job_runtime * 1000 / $ios else null end),
+			sys_us_per_io: (if $ios > 0 and $m.cpu_ms > 0 then $m.cpu_ms * 1000 / $ios else null end),
+			error: (if $J.error != 0 then ($J.error | tostring) else null end)} end)
+		| "BENCH " + tojson' /tmp/fio.json 2>/tmp/jq.err ||
+		{ cat /tmp/jq.err; fail "jq could not read fio's JSON for $k (fio exit $rc): $(tail -c 300 /tmp/fio.err)"; }
 }
 
 run_set() { # run_set SET "WORKLOADS" MEMBERS...
