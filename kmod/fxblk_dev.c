@@ -203,8 +203,12 @@ static void fxblk_endio(struct bio *bio)
 
 	if (m) {
 		fxblk_stats_done(m, io, bio->bi_opf, status);
-		/* NOTSUPP (e.g. a discard) says nothing about member health. */
+		/*
+		 * NOTSUPP (an optional discard) and AGAIN (a NOWAIT bio) say
+		 * nothing about the member's health.
+		 */
 		if (unlikely(status) && status != BLK_STS_NOTSUPP &&
+		    status != BLK_STS_AGAIN &&
 		    !test_and_set_bit(0, &m->error_seen)) {
 			m->first_error = blk_status_to_errno(status);
 			schedule_work(&m->error_work);
