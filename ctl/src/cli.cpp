@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <boost/program_options.hpp>
+#include <cctype>
 #include <cerrno>
 #include <charconv>
 #include <cstring>
@@ -166,7 +167,12 @@ void stats_options(po::options_description &opts, po::options_description &hidde
 int cmd_version(Ctx &ctx)
 {
 	auto c = ctx.env.connect();
-	json doc = version_doc(c->status());
+	ModuleStatus st = c->status();
+	if (st.api_version != FXBLK_API_VERSION)
+		ctx.env.err << fmt::format("fxctl: warning: the module speaks API {}, fxctl API {}; "
+					   "install matching fxctl and fxblk.ko\n",
+					   st.api_version, FXBLK_API_VERSION);
+	json doc = version_doc(st);
 	ctx.print(doc, text_version(doc));
 	return exit_ok;
 }

@@ -58,15 +58,14 @@ struct FakeClient final : Client {
 		std::optional<KernelError> fail_create, fail_destroy, fail_get, fail_stats;
 		std::vector<Volume> volumes{fixed_volume()};
 		std::uint64_t stats_tick = 0;  // advances counters per STATS call
+		ModuleStatus module{"0.1.0", 1,
+				    FXBLK_FEAT_STRIPE | FXBLK_FEAT_STATS | FXBLK_FEAT_EVENTS |
+					    FXBLK_FEAT_NOWAIT};
 	};
 	State &st;
 	explicit FakeClient(State &s) : st(s) {}
 
-	ModuleStatus status() override
-	{
-		return {"0.1.0", 1, FXBLK_FEAT_STRIPE | FXBLK_FEAT_STATS | FXBLK_FEAT_EVENTS |
-					   FXBLK_FEAT_NOWAIT};
-	}
+	ModuleStatus status() override { return st.module; }
 	Volume create(const CreateRequest &req) override
 	{
 		st.creates.push_back(req);

@@ -285,3 +285,12 @@ TEST_CASE("version: module missing is a runtime error with the fix")
 	CHECK(h.out.str() == "fxctl " FXCTL_VERSION "\nfxblk module 0.1.0 (API 1)\n"
 			     "features: stripe stats events nowait\n");
 }
+
+TEST_CASE("version: API mismatch warns but still reports")
+{
+	Harness h;
+	h.state.module = {"0.0.9", 2, 0};
+	CHECK(h.run({"version"}) == 0);
+	CHECK(h.err.str().find("module speaks API 2, fxctl API 1") != std::string::npos);
+	CHECK(h.out.str().find("features: none") != std::string::npos);
+}
