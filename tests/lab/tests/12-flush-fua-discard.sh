@@ -1,5 +1,5 @@
 #!/bin/bash
-# lab: kernels=6.1,6.12 members=4 file=/usr/sbin/blkdiscard:/lab/bin/blkdiscard
+# lab: kernels=6.1,6.12 members=4 timeout=1200 file=/usr/sbin/blkdiscard:/lab/bin/blkdiscard
 # Flush, FUA, discard and write-zeroes reach the members:
 #  - fsync on /dev/fxN (fio --fsync=1): every member sees >= one flush per fsync,
 #    counted twice: by fxblk (fxctl stats: members[].flush.ios) and by the

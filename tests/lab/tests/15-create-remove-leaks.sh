@@ -1,5 +1,5 @@
 #!/bin/bash
-# lab: kernels=6.1,6.12 members=4
+# lab: kernels=6.1,6.12 members=4 timeout=1200
 # 32 volumes created, used and removed without leaking, then rmmod works.
 #
 # Two halves of 16 volumes each (8 four-member volumes one after another, with
