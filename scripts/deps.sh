@@ -22,7 +22,7 @@ PKGS=(
 	nlohmann-json3-dev libfmt-dev libblkid-dev libudev-dev libnvme-dev
 	libibverbs-dev librdmacm-dev libelf1 dkms kmod
 	# kernel packages are fetched and unpacked, not installed
-	apt dpkg xz-utils zstd
+	apt dpkg xz-utils zstd debian-archive-keyring
 	# lab VM: QEMU and everything copied into the initramfs
 	qemu-system-x86 busybox-static cpio bash util-linux coreutils
 	iproute2 rdma-core ibverbs-utils nvme-cli fio dmsetup mdadm jq
