@@ -4,8 +4,10 @@
  *
  * One family-level policy validates every request strictly, nested member
  * attributes included (resv_start_op is 0: no op is exempt). Ops that change
- * state need CAP_NET_ADMIN (GENL_ADMIN_PERM). Every refusal says why in the
- * extended ack. Requests run in parallel (parallel_ops); fxblk_lock orders
+ * state are GENL_ADMIN_PERM (CAP_NET_ADMIN, checked by the genetlink core,
+ * which answers EPERM without a message) and, as for nbd, need
+ * CAP_SYS_ADMIN too: they claim block devices. Every refusal of ours says why
+ * in the extended ack. Requests run in parallel (parallel_ops); fxblk_lock orders
  * them against each other.
  */
 #include <linux/ctype.h>
@@ -86,6 +88,10 @@ static const struct nla_policy fxblk_policy[FXBLK_ATTR_MAX + 1] = {
 
 static size_t fxblk_msg_size(unsigned int nr_members, bool stats)
 {
+	/* The MEMBERS nest of the largest STATS reply must fit nla_len. */
+	BUILD_BUG_ON(FXBLK_MAX_MEMBERS * (FXBLK_MEMBER_MSG_SIZE +
+					  FXBLK_STAT_MSG_SIZE) > U16_MAX);
+
 	return GENL_HDRLEN + FXBLK_VOL_MSG_SIZE + nr_members *
 	       (FXBLK_MEMBER_MSG_SIZE + (stats ? FXBLK_STAT_MSG_SIZE : 0));
 }
@@ -441,6 +447,14 @@ static int fxblk_parse_create(struct genl_info *info,
 				   extack);
 }
 
+static int fxblk_nl_capable(struct sk_buff *skb, struct genl_info *info)
+{
+	if (netlink_capable(skb, CAP_SYS_ADMIN))
+		return 0;
+	NL_SET_ERR_MSG_MOD(info->extack, "operation needs CAP_SYS_ADMIN");
+	return -EPERM;
+}
+
 static int fxblk_nl_create(struct sk_buff *skb, struct genl_info *info)
 {
 	struct fxblk_create_req *req;
@@ -448,6 +462,9 @@ static int fxblk_nl_create(struct sk_buff *skb, struct genl_info *info)
 	struct sk_buff *msg;
 	int ret;
 
+	ret = fxblk_nl_capable(skb, info);
+	if (ret)
+		return ret;
 	req = kzalloc(sizeof(*req), GFP_KERNEL);
 	if (!req)
 		return -ENOMEM;
@@ -483,6 +500,9 @@ static int fxblk_nl_destroy(struct sk_buff *skb, struct genl_info *info)
 	struct sk_buff *event;
 	int ret;
 
+	ret = fxblk_nl_capable(skb, info);
+	if (ret)
+		return ret;
 	mutex_lock(&fxblk_lock);
 	vol = fxblk_nl_lookup(info);
 	if (IS_ERR(vol)) {

@@ -59,7 +59,7 @@ std::string kernel_says(const KernelError &e)
 	case EPERM:
 	case EACCES:
 		msg = fmt::format("permission denied to {} {}{}; run fxctl as root "
-				  "(needs CAP_NET_ADMIN)", op, object, kernel_says(e));
+				  "(needs CAP_SYS_ADMIN and CAP_NET_ADMIN)", op, object, kernel_says(e));
 		break;
 	case ENOENT:
 		// The kernel's message only repeats the name.

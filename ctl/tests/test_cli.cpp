@@ -5,6 +5,7 @@
 #include "fakes.hpp"
 #include "units.hpp"
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 using namespace fxtest;
@@ -113,10 +114,10 @@ TEST_CASE("create: bad values are usage errors and reach no device")
 	CHECK(h.run({"create", "v", "--chunk", "3K", "/dev/nvme0n1"}) == 2);
 	CHECK(h.err.str().find("power of two from 4 KiB to 16 MiB") != std::string::npos);
 	std::vector<std::string> many = {"create", "v"};
-	for (int i = 0; i < 65; ++i)
+	for (unsigned i = 0; i < FXBLK_MAX_MEMBERS + 1; ++i)
 		many.push_back("/dev/nvme0n1");
 	CHECK(h.run(many) == 2);
-	CHECK(h.err.str().find("at most 64") != std::string::npos);
+	CHECK(h.err.str().find(fmt::format("at most {}", FXBLK_MAX_MEMBERS)) != std::string::npos);
 }
 
 TEST_CASE("create: member layout sent to the module")

@@ -152,6 +152,12 @@ if unshare -r true 2>/dev/null; then
 else
 	log "SKIP user-namespace case: unshare -r not permitted in this kernel"
 fi
+# root without CAP_SYS_ADMIN (CAP_NET_ADMIN kept, so GENL_ADMIN_PERM passes):
+# the module's own check refuses, with its message
+fx_expect_fail --rc 1 --msg "CAP_SYS_ADMIN" setpriv --bounding-set=-sys_admin -- fxctl create t14u "${M[0]}" "${M[1]}"
+no_volume t14u 1
+fx_expect_fail --rc 1 --msg "CAP_SYS_ADMIN" setpriv --bounding-set=-sys_admin -- fxctl remove t14p
+fxdev t14p >/dev/null || fail "remove without CAP_SYS_ADMIN removed t14p"
 fx_run fxctl remove t14p
 command -v fxblk-nltest >/dev/null || fail "fxblk-nltest not in the lab image (build/ctl/fxblk-nltest)"
 # EPERM for GENL_ADMIN_PERM ops comes from the genetlink core before the

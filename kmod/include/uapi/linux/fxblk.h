@@ -39,7 +39,8 @@
 
 #define FXBLK_NAME_MAX		32	/* volume name, including the NUL */
 #define FXBLK_DISK_NAME_MAX	32	/* "fxN", member "nvme0n1", incl. NUL */
-#define FXBLK_MAX_MEMBERS	64
+/* A STATS reply's MEMBERS nest (~1.4 KiB a member) must fit nla_len's 16 bits. */
+#define FXBLK_MAX_MEMBERS	32
 #define FXBLK_MAX_VOLUMES	256
 
 #define FXBLK_CHUNK_MIN_SECTORS	8		/* 4 KiB */
