@@ -59,7 +59,8 @@ kernels_ready() {
 	( . "$CACHE/kernels.env"
 	  for v in 5_10 6_1 6_12; do
 		k=FXBLK_KVER_$v
-		[ -n "${!k:-}" ] && [ -f "$CACHE/k/${!k}/.done" ] && [ -f "$CACHE/k/${!k}/vmlinux" ] || exit 1
+		[ -n "${!k:-}" ] && [ -f "$CACHE/k/${!k}/.done" ] && [ -f "$CACHE/k/${!k}/vmlinux" ] &&
+			[ -f "$CACHE/k/${!k}/hdr/usr/src/linux-headers-${!k}/include/generated/autoconf.h" ] || exit 1
 	  done ) || return 1
 	for v in 5_10 6_1 6_12; do
 		k=FXBLK_KVER_$v

@@ -97,10 +97,16 @@ sys.exit('no XZ or ZSTD ELF payload in ' + sys.argv[1])
 EOF
 }
 
+kdir_of() {	# kdir_of KVER: the headers dir inside the cache
+	echo "$CACHE/k/$1/hdr/usr/src/linux-headers-$1"
+}
+
 fetch_one() {	# fetch_one SERIES KVER
 	local series=$1 kver=$2 ac=apt-get acache=apt-cache dir common kbuild hdir
 	dir=$CACHE/k/$kver
-	if [ -f "$dir/.done" ]; then
+	# A kbuild run with a different compiler resyncs the config inside the
+	# headers tree and deletes autoconf.h: such a tree is unpacked again.
+	if [ -f "$dir/.done" ] && [ -f "$(kdir_of "$kver")/include/generated/autoconf.h" ]; then
 		log "$kver already unpacked"
 		return
 	fi
@@ -115,7 +121,7 @@ fetch_one() {	# fetch_one SERIES KVER
 		dpkg -x "$DEBS/${p}_"*.deb "$dir/hdr"
 	done
 	# The arch header tree includes the -common tree by absolute path.
-	hdir=$dir/hdr/usr/src/linux-headers-$kver
+	hdir=$(kdir_of "$kver")
 	sed -i "s#^include /usr/src/#include $dir/hdr/usr/src/#" "$hdir/Makefile"
 	extract_vmlinux "$dir/root/boot/vmlinuz-$kver" "$dir/vmlinux"
 	# Full module tree with depmod output, for resolving module closures.
