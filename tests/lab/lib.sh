@@ -25,6 +25,15 @@ fail() {
 }
 
 # pass [MSG]: final success line, exit 0
+# fxdev NAME: the /dev/fxN of volume NAME (from sysfs fxblk/name)
+fxdev() {
+	local d
+	for d in /sys/block/fx*; do
+		[ "$(cat "$d/fxblk/name" 2>/dev/null)" = "$1" ] && { echo "/dev/${d##*/}"; return 0; }
+	done
+	return 1
+}
+
 pass() { echo "PASS: $FX_TEST${1:+: $*}"; exit 0; }
 
 # fx_run CMD...: run, echo the command, fail if it fails. Output goes to

@@ -10,14 +10,6 @@
 read -r -a M <<<"${FX_MEMBERS:-}"
 [ "${#M[@]}" -ge 4 ] || fail "needs 4 members in FX_MEMBERS (got '${FX_MEMBERS:-}')"
 fx_load
-# fxdev NAME -> /dev/fxN, found through sysfs (no udev in the lab)
-fxdev() {
-	local d
-	for d in /sys/block/fx*; do
-		[ "$(cat "$d/fxblk/name" 2>/dev/null)" = "$1" ] && { echo "/dev/${d##*/}"; return 0; }
-	done
-	return 1
-}
 trap 'fxctl remove t10 >/dev/null 2>&1' EXIT
 
 # fio_verify LABEL FIO-ARGS... : write then read back and check every block

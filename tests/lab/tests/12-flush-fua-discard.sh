@@ -17,14 +17,6 @@ read -r -a M <<<"${FX_MEMBERS:-}"
 [ "${#M[@]}" -ge 4 ] || fail "needs 4 members in FX_MEMBERS (got '${FX_MEMBERS:-}')"
 M=("${M[@]:0:4}"); N=4
 fx_load
-# fxdev NAME -> /dev/fxN, found through sysfs (no udev in the lab)
-fxdev() {
-	local d
-	for d in /sys/block/fx*; do
-		[ "$(cat "$d/fxblk/name" 2>/dev/null)" = "$1" ] && { echo "/dev/${d##*/}"; return 0; }
-	done
-	return 1
-}
 # jv a.b.0.c FILE: value from a saved JSON document (dotted path, numbers index arrays)
 jv() {
 	local v

@@ -11,13 +11,6 @@ read -r -a M <<<"${FX_MEMBERS:-}"
 [ "${#M[@]}" -ge 4 ] || fail "needs 4 members in FX_MEMBERS (got '${FX_MEMBERS:-}')"
 M=("${M[@]:0:4}")
 fx_load
-fxdev() {
-	local d
-	for d in /sys/block/fx*; do
-		[ "$(cat "$d/fxblk/name" 2>/dev/null)" = "$1" ] && { echo "/dev/${d##*/}"; return 0; }
-	done
-	return 1
-}
 MNT=/mnt/t13
 mkdir -p $MNT
 trap 'umount $MNT 2>/dev/null; fxctl remove t13 >/dev/null 2>&1' EXIT

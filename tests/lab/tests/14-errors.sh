@@ -13,13 +13,6 @@
 read -r -a M <<<"${FX_MEMBERS:-}"
 [ "${#M[@]}" -ge 4 ] || fail "needs 4 members in FX_MEMBERS (got '${FX_MEMBERS:-}')"
 fx_load
-fxdev() {
-	local d
-	for d in /sys/block/fx*; do
-		[ "$(cat "$d/fxblk/name" 2>/dev/null)" = "$1" ] && { echo "/dev/${d##*/}"; return 0; }
-	done
-	return 1
-}
 export DM_DISABLE_UDEV=1
 modprobe dm_mod 2>/dev/null
 NB=/sys/kernel/config/nullb
