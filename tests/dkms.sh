@@ -17,7 +17,10 @@ trap 'rm -rf "$S"' EXIT
 SRC=$("$TOP/dkms/install.sh" "$S/root")
 VER=$("$TOP/dkms/install.sh" --print-version)
 mkdir -p "$S/dkms" "$S/install"
-D=(dkms --dkmstree "$S/dkms" --sourcetree "$S/root/usr/src" --installtree "$S/install")
+# dkms runs `make` itself (also to read CC from the headers' .kernelvariables);
+# run it as from a shell, not as a sub-make of `make check`, whose MAKEFLAGS
+# and MAKELEVEL would make that make print "Entering directory" into CC.
+D=(env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL -u MAKEOVERRIDES dkms --dkmstree "$S/dkms" --sourcetree "$S/root/usr/src" --installtree "$S/install")
 echo "+ dkms add fxblk/$VER (source $SRC)"
 "${D[@]}" add -m fxblk -v "$VER"
 echo "+ dkms build fxblk/$VER -k $KVER"
