@@ -24,7 +24,14 @@ fail() {
 	exit 1
 }
 
-# pass [MSG]: final success line, exit 0
+# jv a.b.0.c FILE: value from a saved JSON document (dotted path, numbers index arrays)
+jv() {
+	local v
+	v=$(jq -r ".$(sed 's/\.\([0-9][0-9]*\)/[\1]/g' <<<"$1")" "$2") || fail "bad JSON in $2"
+	[ "$v" != null ] || fail "JSON from fxctl lacks $1 ($2)"
+	echo "$v"
+}
+
 # fxdev NAME: the /dev/fxN of volume NAME (from sysfs fxblk/name)
 fxdev() {
 	local d
@@ -34,6 +41,7 @@ fxdev() {
 	return 1
 }
 
+# pass [MSG]: final success line, exit 0
 pass() { echo "PASS: $FX_TEST${1:+: $*}"; exit 0; }
 
 # fx_run CMD...: run, echo the command, fail if it fails. Output goes to

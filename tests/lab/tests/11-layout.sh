@@ -12,13 +12,6 @@ read -r -a M <<<"${FX_MEMBERS:-}"
 [ "${#M[@]}" -ge 4 ] || fail "needs 4 members in FX_MEMBERS (got '${FX_MEMBERS:-}')"
 M=("${M[@]:0:4}"); N=4
 fx_load
-# jv a.b.0.c FILE: value from a saved JSON document (dotted path, numbers index arrays)
-jv() {
-	local v
-	v=$(jq -r ".$(sed 's/\.\([0-9][0-9]*\)/[\1]/g' <<<"$1")" "$2") || fail "bad JSON in $2"
-	[ "$v" != null ] || fail "JSON from fxctl lacks $1 ($2)"
-	echo "$v"
-}
 modprobe dm_mod 2>/dev/null
 export DM_DISABLE_UDEV=1
 cleanup() {
