@@ -21,6 +21,10 @@
  *         FXBLK_STAT_ATTR_IOS, _SECTORS, _ERRORS, _INFLIGHT, _LAT_HIST
  *       FXBLK_MEMBER_ATTR_STATS_WRITE, _STATS_DISCARD, _STATS_FLUSH
  *
+ * DESTROY names the volume by NAME or INDEX; given both, they must name the
+ * same volume. With FXBLK_ATTR_FORCE an open volume is removed too: its I/O
+ * fails with EIO at once and the disk goes away at its last close.
+ *
  * CREATE takes FXBLK_ATTR_NAME, FXBLK_ATTR_CHUNK_SECTORS and FXBLK_ATTR_MEMBERS
  * with, per member, MAJOR, MINOR, DATA_OFFSET and optionally DATA_SECTORS
  * (default: the rest of the member after DATA_OFFSET).
@@ -54,6 +58,29 @@
 #define FXBLK_FEAT_STATS	(1ULL << 1)	/* per-member counters */
 #define FXBLK_FEAT_EVENTS	(1ULL << 2)	/* "events" multicast group */
 #define FXBLK_FEAT_NOWAIT	(1ULL << 3)	/* REQ_NOWAIT honoured */
+#define FXBLK_FEAT_HEALTH	(1ULL << 4)	/* member/volume STATE, FORCE */
+
+/* FXBLK_ATTR_FLAGS bits of a volume */
+#define FXBLK_VOL_READ_ONLY	(1ULL << 0)	/* a member is read-only */
+#define FXBLK_VOL_NOWAIT	(1ULL << 1)	/* every member takes REQ_NOWAIT */
+#define FXBLK_VOL_REMOVED	(1ULL << 2)	/* DESTROY --force: I/O fails */
+
+/*
+ * Member and volume health (FXBLK_ATTR_STATE, FXBLK_MEMBER_ATTR_STATE).
+ * A member is FAILING after an I/O error and LIVE again after
+ * FXBLK_FAILING_SECS seconds without one; GONE once its disk was removed
+ * (for good: nvme gave up after ctrl_loss_tmo). A volume takes the worst
+ * state of its members. Path flaps that nvme multipath rides out are not
+ * errors here: the I/O waits and then succeeds.
+ */
+enum fxblk_state {
+	FXBLK_STATE_LIVE,
+	FXBLK_STATE_FAILING,
+	FXBLK_STATE_GONE,
+	__FXBLK_STATE_MAX,
+};
+#define FXBLK_STATE_MAX (__FXBLK_STATE_MAX - 1)
+#define FXBLK_FAILING_SECS	30
 
 enum fxblk_cmd {
 	FXBLK_CMD_UNSPEC,
@@ -84,6 +111,10 @@ enum fxblk_attr {
 	FXBLK_ATTR_EVENT,		/* u32, enum fxblk_event */
 	FXBLK_ATTR_ERRNO,		/* s32, with FXBLK_EVENT_MEMBER_ERROR */
 	FXBLK_ATTR_PAD,
+	FXBLK_ATTR_STATE,		/* u32, enum fxblk_state */
+	FXBLK_ATTR_FLAGS,		/* u64, FXBLK_VOL_* */
+	FXBLK_ATTR_FORCE,		/* flag, DESTROY: even while open */
+	FXBLK_ATTR_LIVE_VOLUMES,	/* u32, STATUS: volumes not yet freed */
 	__FXBLK_ATTR_MAX,
 };
 #define FXBLK_ATTR_MAX (__FXBLK_ATTR_MAX - 1)
@@ -101,6 +132,8 @@ enum fxblk_member_attr {
 	FXBLK_MEMBER_ATTR_STATS_DISCARD, /* discard and write-zeroes */
 	FXBLK_MEMBER_ATTR_STATS_FLUSH,
 	FXBLK_MEMBER_ATTR_PAD,
+	FXBLK_MEMBER_ATTR_STATE,	/* u32, enum fxblk_state */
+	FXBLK_MEMBER_ATTR_ERRORS,	/* u64, failed I/Os, all directions */
 	__FXBLK_MEMBER_ATTR_MAX,
 };
 #define FXBLK_MEMBER_ATTR_MAX (__FXBLK_MEMBER_ATTR_MAX - 1)
@@ -122,7 +155,8 @@ enum fxblk_event {
 	FXBLK_EVENT_UNSPEC,
 	FXBLK_EVENT_CREATED,
 	FXBLK_EVENT_DESTROYED,
-	FXBLK_EVENT_MEMBER_ERROR,	/* rate-limited, first error per member */
+	FXBLK_EVENT_MEMBER_ERROR,	/* at most one a second per member */
+	FXBLK_EVENT_MEMBER_STATE,	/* member state changed (MEMBER nest) */
 	__FXBLK_EVENT_MAX,
 };
 #define FXBLK_EVENT_MAX (__FXBLK_EVENT_MAX - 1)
