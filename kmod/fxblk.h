@@ -9,9 +9,11 @@
 
 #include <linux/bio.h>
 #include <linux/blkdev.h>
+#include <linux/kref.h>
 #include <linux/mutex.h>
 #include <linux/netlink.h>
 #include <linux/percpu.h>
+#include <linux/percpu-refcount.h>
 #include <linux/spinlock.h>
 #include <linux/workqueue.h>
 #include <linux/fxblk.h>
@@ -19,7 +21,7 @@
 #include "fxblk_compat.h"
 #include "fxblk_map.h"
 
-#define FXBLK_MOD_VERSION	"0.1.0"
+#define FXBLK_MOD_VERSION	"0.2.0"
 #define FXBLK_MINORS		16	/* partitions per volume */
 
 /*
@@ -44,13 +46,6 @@ char *fxblk_msg_buf(void);
 		__extack->_msg = __buf;					\
 	}								\
 } while (0)
-#endif
-
-/* Request flags: blk_opf_t from 6.0, a plain unsigned int before. */
-#ifdef FXBLK_HAVE_BLK_OPF_T
-#define fxblk_opf_t blk_opf_t
-#else
-#define fxblk_opf_t unsigned int
 #endif
 
 /* Counter sets per member; REQ_OP_DISCARD and WRITE_ZEROES share one. */
@@ -82,29 +77,56 @@ struct fxblk_member {
 	struct fxblk_volume *vol;
 	unsigned int index;		/* position in the stripe */
 	dev_t dev;
-	struct block_device *bdev;
+	struct block_device *bdev;	/* only while the volume is set up */
 	void *handle;			/* what the open API returned */
+	char disk_name[FXBLK_DISK_NAME_MAX];	/* at open, for replies */
 	sector_t data_offset;		/* sectors from the member start */
 	sector_t data_sectors;		/* usable after data_offset */
 	bool holder_linked;
 	struct fxblk_stat_cpu __percpu *stats;
-	unsigned long error_seen;	/* bit 0: MEMBER_ERROR event sent */
-	int first_error;		/* errno of that first error */
-	struct work_struct error_work;	/* sends the event in process context */
+
+	/* Health (fxblk_health.c); written from completions, any context. */
+	unsigned int state;		/* enum fxblk_state */
+	unsigned int reported_state;	/* last one sent as an event */
+	int last_errno;
+	unsigned long last_error;	/* jiffies of the latest I/O error */
+	unsigned long last_event;	/* jiffies of the last MEMBER_ERROR */
+	unsigned long last_kick;	/* jiffies health_work was last kicked */
+	u64 errors_reported;		/* error count at the last event */
+	struct delayed_work health_work;
 };
 
+/*
+ * Lifetime. @ref counts the registry's reference, the gendisk's (dropped
+ * in ->free_disk, after the last opener closed) and short-lived ones of
+ * netlink readers; the last put frees the volume. @active counts bios in
+ * flight below us: DESTROY kills it, so new bios fail fast, and waits for
+ * it to drain before the members are closed and the biosets go away.
+ */
 struct fxblk_volume {
 	int index;			/* N of /dev/fxN, key in the registry */
 	char name[FXBLK_NAME_MAX];
+	struct kref ref;
+	struct percpu_ref active;
+	struct completion drained;	/* @active reached zero after kill */
 	struct gendisk *disk;
 	struct fxblk_geom geom;
 	unsigned int lbs;		/* logical block size, bytes */
+	u64 flags;			/* FXBLK_VOL_* */
 	/* Serialises open against destroy; see fxblk_dev_open(). */
 	spinlock_t open_lock;
 	unsigned int open_count;
 	bool dying;
+	bool published;			/* found by lookups; fxblk_lock */
 	struct bio_set split_bs;	/* chunk-boundary splits */
 	struct bio_set clone_bs;	/* bios sent to members, with fxblk_io */
+	/* Only one fan-out at a time may wait for the pool: see fan-out. */
+	struct mutex alloc_lock;
+	/* PREFLUSH writes whose flushes completed, data still to send. */
+	spinlock_t deferred_lock;
+	struct bio_list deferred;
+	struct work_struct deferred_work;
+	struct workqueue_struct *wq;
 	unsigned int nr_members;
 	struct fxblk_member members[];
 };
@@ -122,6 +144,7 @@ struct fxblk_io {
 	unsigned int sectors;		/* size at submission */
 	u8 dir;				/* enum fxblk_dir */
 	bool acct;			/* end accounting on parent */
+	bool flush_data;		/* parent: data follows the flushes */
 	struct bio bio;			/* must be last: bios follow front_pad */
 };
 
@@ -139,22 +162,38 @@ struct fxblk_create_req {
 	struct fxblk_member_spec members[FXBLK_MAX_MEMBERS];
 };
 
-/* fxblk_main.c: volume registry, serialised by fxblk_lock. */
+/*
+ * fxblk_main.c: volume registry. fxblk_lock guards only the registry and is
+ * never held across member I/O, add_disk or del_gendisk; lookups take a
+ * volume reference and drop the lock.
+ */
 extern struct mutex fxblk_lock;
 extern int fxblk_major;
-struct fxblk_volume *fxblk_find(const char *name, int index);
-struct fxblk_volume *fxblk_next(int *index);
+struct fxblk_volume *fxblk_get_volume(const char *name, int index);
+struct fxblk_volume *fxblk_get_next(int *index);
 int fxblk_create(const struct fxblk_create_req *req,
 		 struct fxblk_volume **volp, struct netlink_ext_ack *extack);
-int fxblk_destroy(struct fxblk_volume *vol, struct netlink_ext_ack *extack);
+int fxblk_destroy(struct fxblk_volume *vol, bool force,
+		  struct netlink_ext_ack *extack);
+void fxblk_vol_put(struct fxblk_volume *vol);
+unsigned int fxblk_live_volumes(void);
 
 /* fxblk_dev.c */
-struct fxblk_volume *fxblk_dev_create(const struct fxblk_create_req *req,
-				      int index,
-				      struct netlink_ext_ack *extack);
-int fxblk_dev_mark_dying(struct fxblk_volume *vol);
+struct fxblk_volume *fxblk_dev_alloc(const struct fxblk_create_req *req,
+				     int index);
+int fxblk_dev_setup(struct fxblk_volume *vol, const struct fxblk_create_req *req,
+		    struct netlink_ext_ack *extack);
+int fxblk_dev_mark_dying(struct fxblk_volume *vol, bool force);
 void fxblk_dev_destroy(struct fxblk_volume *vol);
+void fxblk_dev_free(struct fxblk_volume *vol);
 unsigned int fxblk_dev_open_count(struct fxblk_volume *vol);
+
+/* fxblk_health.c */
+void fxblk_health_init(struct fxblk_member *m);
+void fxblk_health_exit(struct fxblk_member *m);
+void fxblk_health_io_error(struct fxblk_member *m, blk_status_t status);
+unsigned int fxblk_volume_state(struct fxblk_volume *vol);
+u64 fxblk_member_errors(struct fxblk_member *m);
 
 /* fxblk_stats.c */
 int fxblk_stats_init(struct fxblk_member *m);

@@ -7,6 +7,8 @@
  * contents and never bounces: clones share the caller's bvecs, so pages that
  * are not host memory (PCI P2PDMA) pass through unchanged to the members.
  */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
 #include <linux/blkdev.h>
 #include <linux/bio.h>
 #include <linux/fs.h>
@@ -18,154 +20,9 @@
 
 #include "fxblk.h"
 
-/* Enough for a burst of fan-outs under memory pressure; as in dm/md. */
-#define FXBLK_POOL_SIZE		256
-
-/* ---- compat: member open/close ---------------------------------------- */
-
-#if defined(FXBLK_HAVE_BDEV_FILE_OPEN)
-static int fxblk_member_open(struct fxblk_member *m, void *holder)
-{
-	struct file *f = bdev_file_open_by_dev(m->dev,
-					       BLK_OPEN_READ | BLK_OPEN_WRITE,
-					       holder, NULL);
-
-	if (IS_ERR(f))
-		return PTR_ERR(f);
-	m->handle = f;
-	m->bdev = file_bdev(f);
-	return 0;
-}
-
-static void fxblk_member_close(struct fxblk_member *m)
-{
-#ifdef FXBLK_HAVE_BDEV_FPUT
-	bdev_fput(m->handle);
-#else
-	fput(m->handle);
-#endif
-}
-#elif defined(FXBLK_HAVE_BDEV_OPEN_HANDLE)
-static int fxblk_member_open(struct fxblk_member *m, void *holder)
-{
-	struct bdev_handle *h = bdev_open_by_dev(m->dev,
-						 BLK_OPEN_READ | BLK_OPEN_WRITE,
-						 holder, NULL);
-
-	if (IS_ERR(h))
-		return PTR_ERR(h);
-	m->handle = h;
-	m->bdev = h->bdev;
-	return 0;
-}
-
-static void fxblk_member_close(struct fxblk_member *m)
-{
-	bdev_release(m->handle);
-}
-#elif defined(FXBLK_HAVE_BLKDEV_GET_HOLDER_OPS)
-static int fxblk_member_open(struct fxblk_member *m, void *holder)
-{
-	struct block_device *b = blkdev_get_by_dev(m->dev,
-						   BLK_OPEN_READ | BLK_OPEN_WRITE,
-						   holder, NULL);
-
-	if (IS_ERR(b))
-		return PTR_ERR(b);
-	m->handle = holder;
-	m->bdev = b;
-	return 0;
-}
-
-static void fxblk_member_close(struct fxblk_member *m)
-{
-	blkdev_put(m->bdev, m->handle);
-}
-#else
-#define FXBLK_MEMBER_MODE	(FMODE_READ | FMODE_WRITE | FMODE_EXCL)
-static int fxblk_member_open(struct fxblk_member *m, void *holder)
-{
-	struct block_device *b = blkdev_get_by_dev(m->dev, FXBLK_MEMBER_MODE,
-						   holder);
-
-	if (IS_ERR(b))
-		return PTR_ERR(b);
-	m->handle = b;
-	m->bdev = b;
-	return 0;
-}
-
-static void fxblk_member_close(struct fxblk_member *m)
-{
-	blkdev_put(m->bdev, FXBLK_MEMBER_MODE);
-}
-#endif
-
-static sector_t fxblk_bdev_sectors(struct block_device *bdev)
-{
-#ifdef FXBLK_HAVE_BDEV_NR_SECTORS
-	return bdev_nr_sectors(bdev);
-#else
-	return i_size_read(bdev->bd_inode) >> SECTOR_SHIFT;
-#endif
-}
-
-static bool fxblk_bdev_nowait(struct block_device *bdev)
-{
-#ifdef FXBLK_HAVE_BDEV_NOWAIT
-	return bdev_nowait(bdev);
-#else
-	return blk_queue_nowait(bdev_get_queue(bdev));
-#endif
-}
-
-/* ---- compat: bios ------------------------------------------------------ */
-
-static inline struct gendisk *fxblk_bio_disk(struct bio *bio)
-{
-#ifdef FXBLK_HAVE_BIO_BI_BDEV
-	return bio->bi_bdev->bd_disk;
-#else
-	return bio->bi_disk;
-#endif
-}
-
-static inline struct bio *fxblk_clone(struct bio *bio,
-				      struct block_device *bdev, gfp_t gfp,
-				      struct bio_set *bs)
-{
-#ifdef FXBLK_HAVE_BIO_ALLOC_CLONE
-	return bio_alloc_clone(bdev, bio, gfp, bs);
-#else
-	struct bio *clone = bio_clone_fast(bio, gfp, bs);
-
-	if (clone)
-		bio_set_dev(clone, bdev);
-	return clone;
-#endif
-}
-
-/* A bio without data pages: flushes, discards, the fan-out parent. */
-static struct bio *fxblk_alloc_bio(struct block_device *bdev, fxblk_opf_t opf,
-				   gfp_t gfp, struct bio_set *bs)
-{
-#ifdef FXBLK_HAVE_BIO_ALLOC_BIOSET_BDEV
-	return bio_alloc_bioset(bdev, 0, opf, gfp, bs);
-#else
-	struct bio *bio = bio_alloc_bioset(gfp, 0, bs);
-
-	if (!bio)
-		return NULL;
-	if (bdev)
-		bio_set_dev(bio, bdev);
-	bio->bi_opf = opf;
-	return bio;
-#endif
-}
-
 /* ---- bio path ---------------------------------------------------------- */
 
-static inline struct fxblk_io *fxblk_io(struct bio *bio)
+static inline struct fxblk_io *fxblk_io_of(struct bio *bio)
 {
 	return container_of(bio, struct fxblk_io, bio);
 }
@@ -194,12 +51,48 @@ static unsigned int fxblk_dir(struct bio *bio)
 	}
 }
 
+/*
+ * A PREFLUSH write whose flushes all completed: its data goes out from
+ * process context without PREFLUSH (dm's queue_io()/dm_wq_work()). The
+ * reference taken here keeps DESTROY waiting until it was resubmitted.
+ */
+static void fxblk_defer(struct fxblk_volume *vol, struct bio *bio)
+{
+	unsigned long flags;
+
+	percpu_ref_get(&vol->active);
+	/* The worker may block; the submitter already had its answer. */
+	bio->bi_opf &= ~(REQ_PREFLUSH | REQ_NOWAIT);
+	spin_lock_irqsave(&vol->deferred_lock, flags);
+	bio_list_add(&vol->deferred, bio);
+	spin_unlock_irqrestore(&vol->deferred_lock, flags);
+	queue_work(vol->wq, &vol->deferred_work);
+}
+
+static void fxblk_deferred_work(struct work_struct *work)
+{
+	struct fxblk_volume *vol = container_of(work, struct fxblk_volume,
+						deferred_work);
+	struct bio_list bios;
+	struct bio *bio;
+
+	spin_lock_irq(&vol->deferred_lock);
+	bios = vol->deferred;
+	bio_list_init(&vol->deferred);
+	spin_unlock_irq(&vol->deferred_lock);
+	while ((bio = bio_list_pop(&bios))) {
+		submit_bio_noacct(bio);
+		percpu_ref_put(&vol->active);
+	}
+}
+
 static void fxblk_endio(struct bio *bio)
 {
-	struct fxblk_io *io = fxblk_io(bio);
+	struct fxblk_io *io = fxblk_io_of(bio);
 	struct bio *parent = io->parent;
 	struct fxblk_member *m = io->member;
 	blk_status_t status = bio->bi_status;
+	bool flush_data = io->flush_data;
 
 	if (m) {
 		fxblk_stats_done(m, io, bio->bi_opf, status);
@@ -208,11 +101,8 @@ static void fxblk_endio(struct bio *bio)
 		 * nothing about the member's health.
 		 */
 		if (unlikely(status) && status != BLK_STS_NOTSUPP &&
-		    status != BLK_STS_AGAIN &&
-		    !test_and_set_bit(0, &m->error_seen)) {
-			m->first_error = blk_status_to_errno(status);
-			schedule_work(&m->error_work);
-		}
+		    status != BLK_STS_AGAIN)
+			fxblk_health_io_error(m, status);
 	}
 	/* Benign race as in bio_chain_endio(): any error wins. */
 	if (status && !parent->bi_status)
@@ -220,20 +110,29 @@ static void fxblk_endio(struct bio *bio)
 	if (io->acct)
 		bio_end_io_acct(parent, io->acct_start);
 	bio_put(bio);
-	bio_endio(parent);
+	if (flush_data && !parent->bi_status)
+		fxblk_defer(fxblk_bio_disk(parent)->private_data, parent);
+	else
+		bio_endio(parent);
+	/* Last: the volume may be torn down once this reference is gone. */
+	if (m)
+		percpu_ref_put(&m->vol->active);
 }
 
 /* Send @bio, allocated from clone_bs, to member @m; @parent completes after. */
 static void fxblk_issue(struct fxblk_member *m, struct bio *bio,
 			struct bio *parent, unsigned int dir)
 {
-	struct fxblk_io *io = fxblk_io(bio);
+	struct fxblk_io *io = fxblk_io_of(bio);
 
 	io->parent = parent;
 	io->member = m;
 	io->dir = dir;
+	io->flush_data = false;
 	io->sectors = bio_sectors(bio);
 	io->start_ns = ktime_get_ns();
+	/* Dropped in fxblk_endio(); the submitter's reference covers this. */
+	percpu_ref_get(&m->vol->active);
 	fxblk_stats_start(m, dir);
 	bio->bi_end_io = fxblk_endio;
 	submit_bio_noacct(bio);
@@ -265,14 +164,16 @@ static void fxblk_map_one(struct fxblk_volume *vol, struct bio *bio)
 		return;
 	}
 	clone->bi_iter.bi_sector = m->data_offset + msector;
-	fxblk_start_acct(fxblk_io(clone), bio);
+	fxblk_start_acct(fxblk_io_of(clone), bio);
 	fxblk_issue(m, clone, bio, fxblk_dir(bio));
 }
 
 /*
  * Reads and writes: cut at the chunk boundary as md raid0 does; the rest is
  * chained to the piece and resubmitted, coming back here through
- * current->bio_list once this call returns.
+ * current->bio_list once this call returns. The block core sends the
+ * piece's clone (a lower device) before that rest, so each pass holds at
+ * most one split and one clone: no pool can run dry under us.
  */
 static void fxblk_submit_rw(struct fxblk_volume *vol, struct bio *bio)
 {
@@ -293,8 +194,6 @@ static void fxblk_submit_rw(struct fxblk_volume *vol, struct bio *bio)
 		}
 		split = bio_split(bio, max, GFP_NOIO, &vol->split_bs);
 		bio_chain(split, bio);
-		/* The PREFLUSH travels with the first piece only. */
-		bio->bi_opf &= ~REQ_PREFLUSH;
 		submit_bio_noacct(bio);
 		bio = split;
 	}
@@ -302,131 +201,148 @@ static void fxblk_submit_rw(struct fxblk_volume *vol, struct bio *bio)
 }
 
 /*
- * Child of a fan-out for member @m: an empty flush, or @m's share of a
- * discard/write-zeroes. Returns false if a NOWAIT allocation failed.
+ * Allocate a fan-out: the parent and @n children (on @children), all before
+ * any is sent. Children sent early would sit on current->bio_list, holding
+ * pool entries while we wait for more: so first try without waiting, then
+ * wait for the pool under alloc_lock, which lets one fan-out at a time hold
+ * a partial set (dm's alloc_multiple_bios()). clone_bs holds n + 1 bios.
  */
-static bool fxblk_fan_child(struct fxblk_volume *vol, struct fxblk_member *m,
-			    struct bio *parent, struct bio *orig, fxblk_opf_t opf,
-			    sector_t sector, sector_t nr)
+static struct bio *fxblk_fan_alloc(struct fxblk_volume *vol, struct bio *orig,
+				   unsigned int n, fxblk_opf_t opf,
+				   struct bio_list *children)
 {
-	struct bio *bio = fxblk_alloc_bio(m->bdev, opf, fxblk_gfp(orig),
-					  &vol->clone_bs);
+	bool nowait = orig->bi_opf & REQ_NOWAIT;
+	struct bio *parent, *bio;
+	unsigned int i, try;
 
-	if (unlikely(!bio))
-		return false;
-	bio->bi_iter.bi_sector = m->data_offset + sector;
-	bio->bi_iter.bi_size = nr << SECTOR_SHIFT;
-	fxblk_io(bio)->acct = false;
-	bio_inc_remaining(parent);
-	fxblk_issue(m, bio, parent, nr ? FXBLK_DIR_DISCARD : FXBLK_DIR_FLUSH);
-	return true;
+	for (try = 0; try < 2; try++) {
+		gfp_t gfp = try ? GFP_NOIO : GFP_NOWAIT;
+
+		if (try)
+			mutex_lock(&vol->alloc_lock);
+		parent = fxblk_alloc_bio(NULL, orig->bi_opf, gfp,
+					 &vol->clone_bs);
+		for (i = 0; parent && i < n; i++) {
+			bio = fxblk_alloc_bio(NULL, opf, gfp, &vol->clone_bs);
+			if (!bio)
+				break;
+			bio_list_add(children, bio);
+		}
+		if (try)
+			mutex_unlock(&vol->alloc_lock);
+		if (parent && i == n)
+			return parent;
+		while ((bio = bio_list_pop(children)))
+			bio_put(bio);
+		if (parent)
+			bio_put(parent);
+		if (nowait)
+			break;
+	}
+	return NULL;
+}
+
+/* Member @i's part of a fan-out: everything for a flush, else its range. */
+static bool fxblk_fan_range(struct fxblk_volume *vol, struct bio *bio,
+			    bool flush, unsigned int i, u64 *ms, u64 *me)
+{
+	*ms = 0;
+	*me = 0;
+	if (flush)
+		return true;
+	fxblk_map_range(&vol->geom, bio->bi_iter.bi_sector,
+			bio_end_sector(bio), i, ms, me);
+	return *ms != *me;
 }
 
 /*
- * Empty flushes go to every member; discard, secure erase and write-zeroes
- * to each member
- * as one contiguous range (dm-stripe's stripe_map_range()). A parent bio
- * from clone_bs, never submitted, gathers the children so the original is
- * accounted once and completed after the last child.
+ * Flushes, discard, secure erase and write-zeroes go to the members
+ * themselves: an empty flush to every member (with @flush_data, the data
+ * of a PREFLUSH write follows once all of them completed), the others as
+ * one contiguous range per member (dm-stripe's stripe_map_range()). A
+ * parent bio from clone_bs, never submitted, gathers the children.
  */
-static void fxblk_submit_fanout(struct fxblk_volume *vol, struct bio *bio)
+static void fxblk_submit_fanout(struct fxblk_volume *vol, struct bio *bio,
+				bool flush, bool flush_data)
 {
-	bool flush = !bio_sectors(bio);
-	sector_t start = bio->bi_iter.bi_sector;
-	sector_t end = bio_end_sector(bio);
+	fxblk_opf_t opf = flush ? REQ_OP_WRITE | REQ_PREFLUSH |
+			  (bio->bi_opf & (REQ_SYNC | REQ_NOWAIT)) : bio->bi_opf;
+	struct bio_list children = BIO_EMPTY_LIST;
+	unsigned int i, n = 0;
 	struct fxblk_io *pio;
 	struct bio *parent;
-	unsigned int i;
+	u64 ms, me;
 
-	parent = fxblk_alloc_bio(NULL, bio->bi_opf, fxblk_gfp(bio),
-				 &vol->clone_bs);
+	for (i = 0; i < vol->nr_members; i++)
+		n += fxblk_fan_range(vol, bio, flush, i, &ms, &me);
+	parent = fxblk_fan_alloc(vol, bio, n, opf, &children);
 	if (unlikely(!parent)) {
 		bio_wouldblock_error(bio);
 		return;
 	}
-	pio = fxblk_io(parent);
+	pio = fxblk_io_of(parent);
 	pio->parent = bio;
 	pio->member = NULL;
+	pio->flush_data = flush_data;
+	pio->acct = false;
 	parent->bi_end_io = fxblk_endio;
-	fxblk_start_acct(pio, bio);
+	/* A flush is no I/O of the volume's own; dm does not count it. */
+	if (!flush)
+		fxblk_start_acct(pio, bio);
 
 	for (i = 0; i < vol->nr_members; i++) {
-		u64 ms = 0, me = 0;
+		struct fxblk_member *m = &vol->members[i];
+		struct bio *child;
 
-		if (!flush) {
-			fxblk_map_range(&vol->geom, start, end, i, &ms, &me);
-			if (ms == me)
-				continue;
-		}
-		if (!fxblk_fan_child(vol, &vol->members[i], parent, bio,
-				     bio->bi_opf, ms, me - ms)) {
-			parent->bi_status = BLK_STS_AGAIN;
-			break;
-		}
+		if (!fxblk_fan_range(vol, bio, flush, i, &ms, &me))
+			continue;
+		child = bio_list_pop(&children);
+		bio_set_dev(child, m->bdev);
+		child->bi_iter.bi_sector = m->data_offset + ms;
+		child->bi_iter.bi_size = (me - ms) << SECTOR_SHIFT;
+		fxblk_io_of(child)->acct = false;
+		bio_inc_remaining(parent);
+		fxblk_issue(m, child, parent,
+			    flush ? FXBLK_DIR_FLUSH : FXBLK_DIR_DISCARD);
 	}
 	bio_endio(parent);	/* drop the initial reference */
 }
 
-/*
- * PREFLUSH with data: the data keeps its PREFLUSH and goes to its member;
- * every other member gets an empty flush chained to the original. Returns
- * false if the bio was ended here.
- */
-static bool fxblk_submit_data_flush(struct fxblk_volume *vol, struct bio *bio)
-{
-	fxblk_opf_t opf = REQ_OP_WRITE | REQ_PREFLUSH |
-			(bio->bi_opf & (REQ_SYNC | REQ_NOWAIT));
-	u64 msector;
-	u32 owner, i;
-
-	fxblk_map_sector(&vol->geom, bio->bi_iter.bi_sector, &owner, &msector);
-	for (i = 0; i < vol->nr_members; i++) {
-		if (i == owner)
-			continue;
-		if (!fxblk_fan_child(vol, &vol->members[i], bio, bio, opf,
-				     0, 0)) {
-			bio->bi_status = BLK_STS_AGAIN;
-			bio_endio(bio);
-			return false;
-		}
-	}
-	return true;
-}
-
-#ifdef FXBLK_HAVE_SUBMIT_BIO_VOID
-static void fxblk_submit_bio(struct bio *bio)
-#else
-static blk_qc_t fxblk_submit_bio(struct bio *bio)
-#endif
+static fxblk_qc_t fxblk_submit_bio(struct bio *bio)
 {
 	struct fxblk_volume *vol = fxblk_bio_disk(bio)->private_data;
 
+	/* Removed (DESTROY --force): fail at once, touch nothing. */
+	if (unlikely(!percpu_ref_tryget_live(&vol->active))) {
+		bio_io_error(bio);
+		return FXBLK_QC_NONE;
+	}
 	switch (bio_op(bio)) {
 	case REQ_OP_READ:
 	case REQ_OP_WRITE:
-		if (unlikely(bio->bi_opf & REQ_PREFLUSH)) {
-			if (!bio_sectors(bio)) {
-				fxblk_submit_fanout(vol, bio);
-				break;
-			}
-			if (!fxblk_submit_data_flush(vol, bio))
-				break;
-		}
-		fxblk_submit_rw(vol, bio);
+		/*
+		 * Writes completed before a PREFLUSH bio must be stable before
+		 * its data is written (writeback_cache_control.rst): every
+		 * member flushes first, then the data goes out.
+		 */
+		if (unlikely(bio->bi_opf & REQ_PREFLUSH))
+			fxblk_submit_fanout(vol, bio, true,
+					    bio_sectors(bio) != 0);
+		else
+			fxblk_submit_rw(vol, bio);
 		break;
 	case REQ_OP_DISCARD:
 	case REQ_OP_SECURE_ERASE:	/* stacked limit: all members have it */
 	case REQ_OP_WRITE_ZEROES:
-		fxblk_submit_fanout(vol, bio);
+		fxblk_submit_fanout(vol, bio, false, false);
 		break;
 	default:
 		bio->bi_status = BLK_STS_NOTSUPP;
 		bio_endio(bio);
 		break;
 	}
-#ifndef FXBLK_HAVE_SUBMIT_BIO_VOID
-	return BLK_QC_T_NONE;
-#endif
+	percpu_ref_put(&vol->active);
+	return FXBLK_QC_NONE;
 }
 
 /* ---- block_device_operations ------------------------------------------ */
@@ -435,7 +351,7 @@ static blk_qc_t fxblk_submit_bio(struct bio *bio)
  * open_count lets DESTROY refuse with EBUSY; dying, set under the same lock
  * when DESTROY commits, keeps a racing open from getting in afterwards.
  */
-static int fxblk_get(struct fxblk_volume *vol)
+static int fxblk_open_count_inc(struct fxblk_volume *vol)
 {
 	int ret = 0;
 
@@ -448,7 +364,7 @@ static int fxblk_get(struct fxblk_volume *vol)
 	return ret;
 }
 
-static void fxblk_put(struct fxblk_volume *vol)
+static void fxblk_open_count_dec(struct fxblk_volume *vol)
 {
 	spin_lock(&vol->open_lock);
 	vol->open_count--;
@@ -458,22 +374,38 @@ static void fxblk_put(struct fxblk_volume *vol)
 #ifdef FXBLK_HAVE_OPEN_GENDISK
 static int fxblk_open(struct gendisk *disk, blk_mode_t mode)
 {
-	return fxblk_get(disk->private_data);
+	struct fxblk_volume *vol = disk->private_data;
+
+	if ((mode & BLK_OPEN_WRITE) && (vol->flags & FXBLK_VOL_READ_ONLY))
+		return -EROFS;
+	return fxblk_open_count_inc(vol);
 }
 
 static void fxblk_release(struct gendisk *disk)
 {
-	fxblk_put(disk->private_data);
+	fxblk_open_count_dec(disk->private_data);
 }
 #else
 static int fxblk_open(struct block_device *bdev, fmode_t mode)
 {
-	return fxblk_get(bdev->bd_disk->private_data);
+	struct fxblk_volume *vol = bdev->bd_disk->private_data;
+
+	if ((mode & FMODE_WRITE) && (vol->flags & FXBLK_VOL_READ_ONLY))
+		return -EROFS;
+	return fxblk_open_count_inc(vol);
 }
 
 static void fxblk_release(struct gendisk *disk, fmode_t mode)
 {
-	fxblk_put(disk->private_data);
+	fxblk_open_count_dec(disk->private_data);
+}
+#endif
+
+#ifdef FXBLK_HAVE_FREE_DISK
+/* The last reference to the gendisk is gone: so is the disk's on @vol. */
+static void fxblk_free_disk(struct gendisk *disk)
+{
+	fxblk_vol_put(disk->private_data);
 }
 #endif
 
@@ -482,6 +414,9 @@ static const struct block_device_operations fxblk_fops = {
 	.submit_bio	= fxblk_submit_bio,
 	.open		= fxblk_open,
 	.release	= fxblk_release,
+#ifdef FXBLK_HAVE_FREE_DISK
+	.free_disk	= fxblk_free_disk,
+#endif
 };
 
 unsigned int fxblk_dev_open_count(struct fxblk_volume *vol)
@@ -494,16 +429,26 @@ unsigned int fxblk_dev_open_count(struct fxblk_volume *vol)
 	return n;
 }
 
-/* Commit to destruction unless open: -EBUSY, or 0 and no new opens. */
-int fxblk_dev_mark_dying(struct fxblk_volume *vol)
+/*
+ * Commit to destruction: -EBUSY if open (unless @force), else 0 and no new
+ * opens. Removing an open disk needs ->free_disk to free the volume after
+ * the last close; older kernels refuse with -EOPNOTSUPP.
+ */
+int fxblk_dev_mark_dying(struct fxblk_volume *vol, bool force)
 {
 	int ret = 0;
 
 	spin_lock(&vol->open_lock);
-	if (vol->open_count)
+	if (vol->dying)
+		ret = -ENOENT;
+	else if (vol->open_count && !force)
 		ret = -EBUSY;
+#ifndef FXBLK_HAVE_FREE_DISK
+	else if (vol->open_count)
+		ret = -EOPNOTSUPP;
+#endif
 	else
-		vol->dying = true;
+		WRITE_ONCE(vol->dying, true);
 	spin_unlock(&vol->open_lock);
 	return ret;
 }
@@ -546,24 +491,14 @@ static const struct attribute_group *fxblk_attr_groups[] = {
 
 /* ---- members ----------------------------------------------------------- */
 
-static void fxblk_member_error_work(struct work_struct *work)
-{
-	struct fxblk_member *m = container_of(work, struct fxblk_member,
-					      error_work);
-
-	pr_warn("fxblk: %s: member %u (%pg) failed I/O: error %d\n",
-		m->vol->name, m->index, m->bdev, m->first_error);
-	fxblk_nl_event(m->vol, FXBLK_EVENT_MEMBER_ERROR, m, m->first_error);
-}
-
 static void fxblk_members_close(struct fxblk_volume *vol, unsigned int n)
 {
 	while (n--) {
 		struct fxblk_member *m = &vol->members[n];
 
-		cancel_work_sync(&m->error_work);
 		fxblk_member_close(m);
-		fxblk_stats_exit(m);
+		/* After the close: no completion or ->mark_dead kicks it. */
+		fxblk_health_exit(m);
 	}
 }
 
@@ -577,6 +512,11 @@ static int fxblk_member_check(struct fxblk_volume *vol, unsigned int i,
 	unsigned int lbs = bdev_logical_block_size(m->bdev);
 	u64 end;
 
+	if (bdev_is_zoned(m->bdev)) {
+		FXBLK_ERR(extack, "member %u (%pg) is zoned; fxblk stripes only conventional devices",
+			  i, m->bdev);
+		return -EINVAL;
+	}
 	if (i && lbs != vol->lbs) {
 		FXBLK_ERR(extack, "member %u (%pg): logical block size %u, member 0: %u",
 			  i, m->bdev, lbs, vol->lbs);
@@ -586,6 +526,11 @@ static int fxblk_member_check(struct fxblk_volume *vol, unsigned int i,
 	if (spec->data_offset & ((lbs >> SECTOR_SHIFT) - 1)) {
 		FXBLK_ERR(extack, "member %u (%pg): data offset not aligned to %u bytes",
 			  i, m->bdev, lbs);
+		return -EINVAL;
+	}
+	if (spec->data_offset < FXBLK_RESERVED_HEAD_SECTORS) {
+		FXBLK_ERR(extack, "member %u (%pg): data offset inside the reserved label area (first 4 MiB)",
+			  i, m->bdev);
 		return -EINVAL;
 	}
 	if (spec->data_offset >= size) {
@@ -611,13 +556,14 @@ static int fxblk_member_setup(struct fxblk_volume *vol, unsigned int i,
 	struct fxblk_member *m = &vol->members[i];
 	int ret;
 
-	m->vol = vol;
-	m->index = i;
-	m->dev = spec->dev;
-	INIT_WORK(&m->error_work, fxblk_member_error_work);
+	/* Stats stay until the volume is freed: readers may hold it. */
 	ret = fxblk_stats_init(m);
 	if (ret)
 		return ret;
+	m->vol = vol;
+	m->index = i;
+	m->dev = spec->dev;
+	fxblk_health_init(m);
 	/* Exclusive with the volume as holder: EBUSY if claimed elsewhere. */
 	ret = fxblk_member_open(m, vol);
 	if (ret) {
@@ -633,18 +579,15 @@ static int fxblk_member_setup(struct fxblk_volume *vol, unsigned int i,
 		else
 			FXBLK_ERR(extack, "member %u (%u:%u): cannot open (error %d)",
 				  i, MAJOR(m->dev), MINOR(m->dev), ret);
-		goto out_stats;
+		return ret;
 	}
+	snprintf(m->disk_name, sizeof(m->disk_name), "%pg", m->bdev);
 	ret = fxblk_member_check(vol, i, spec, extack);
-	if (ret)
-		goto out_close;
+	if (ret) {
+		fxblk_member_close(m);
+		return ret;
+	}
 	return 0;
-
-out_close:
-	fxblk_member_close(m);
-out_stats:
-	fxblk_stats_exit(m);
-	return ret;
 }
 
 static int fxblk_members_open(struct fxblk_volume *vol,
@@ -692,134 +635,22 @@ static int fxblk_geometry(struct fxblk_volume *vol, u32 chunk_sectors,
 	return 0;
 }
 
-/* ---- gendisk and queue limits ------------------------------------------ */
+/* ---- gendisk ------------------------------------------------------------- */
 
-static bool fxblk_all_nowait(struct fxblk_volume *vol)
+static void fxblk_volume_flags(struct fxblk_volume *vol)
 {
-	unsigned int i;
-
-	for (i = 0; i < vol->nr_members; i++)
-		if (!fxblk_bdev_nowait(vol->members[i].bdev))
-			return false;
-	return true;
-}
-
-static unsigned int fxblk_io_opt(struct fxblk_volume *vol)
-{
-	u64 opt = (u64)vol->nr_members <<
-		  (vol->geom.chunk_shift + SECTOR_SHIFT);
-
-	/* 64 x 16 MiB overflows io_opt (unsigned int bytes): leave it. */
-	return opt <= UINT_MAX ? opt : 0;
-}
-
-#ifdef FXBLK_HAVE_QUEUE_LIMITS_STACK_BDEV
-/* 6.9+: the limits are complete before the disk exists. */
-static struct gendisk *fxblk_alloc_disk(struct fxblk_volume *vol)
-{
-	struct queue_limits lim;
-	unsigned int i;
-
-	blk_set_stacking_limits(&lim);
-	for (i = 0; i < vol->nr_members; i++)
-		queue_limits_stack_bdev(&lim, vol->members[i].bdev,
-					vol->members[i].data_offset,
-					vol->name);
-	/* After stacking, which would take the LCM with member hints. */
-	lim.io_min = fxblk_chunk_sectors(&vol->geom) << SECTOR_SHIFT;
-	lim.io_opt = fxblk_io_opt(vol);
-#ifdef FXBLK_HAVE_BLK_FEATURES
-	/* WRITE_CACHE and FUA were inherited from the members by stacking. */
-	lim.features &= ~(BLK_FEAT_NOWAIT | BLK_FEAT_POLL);
-	lim.features |= BLK_FEAT_IO_STAT;
-	if (fxblk_all_nowait(vol))
-		lim.features |= BLK_FEAT_NOWAIT;
-#endif
-	return blk_alloc_disk(&lim, NUMA_NO_NODE);
-}
-#else
-static struct gendisk *fxblk_alloc_disk(struct fxblk_volume *vol)
-{
-	struct gendisk *disk;
-	unsigned int i;
-
-#if defined(FXBLK_HAVE_BLK_ALLOC_DISK_NODE)
-	disk = blk_alloc_disk(NUMA_NO_NODE);
-	if (!disk)
-		return ERR_PTR(-ENOMEM);
-#else
-	struct request_queue *q = blk_alloc_queue(NUMA_NO_NODE);
-
-	if (!q)
-		return ERR_PTR(-ENOMEM);
-	disk = alloc_disk(FXBLK_MINORS);
-	if (!disk) {
-		blk_cleanup_queue(q);
-		return ERR_PTR(-ENOMEM);
-	}
-	disk->queue = q;
-#endif
-	blk_set_stacking_limits(&disk->queue->limits);
-	for (i = 0; i < vol->nr_members; i++)
-		disk_stack_limits(disk, vol->members[i].bdev,
-				  vol->members[i].data_offset);
-	blk_queue_io_min(disk->queue,
-			 fxblk_chunk_sectors(&vol->geom) << SECTOR_SHIFT);
-	blk_queue_io_opt(disk->queue, fxblk_io_opt(vol));
-	return disk;
-}
-#endif
-
-#ifndef FXBLK_HAVE_BLK_FEATURES
-/* Before 6.11 cache and nowait are queue flags, not stacked limits. */
-static void fxblk_set_queue_flags(struct fxblk_volume *vol)
-{
-	struct request_queue *q = vol->disk->queue;
-	bool wc = false, fua = false;
+	bool nowait = true;
 	unsigned int i;
 
 	for (i = 0; i < vol->nr_members; i++) {
-		struct request_queue *mq = bdev_get_queue(vol->members[i].bdev);
+		struct block_device *bdev = vol->members[i].bdev;
 
-		wc |= test_bit(QUEUE_FLAG_WC, &mq->queue_flags);
-		fua |= test_bit(QUEUE_FLAG_FUA, &mq->queue_flags);
+		if (bdev_read_only(bdev))
+			vol->flags |= FXBLK_VOL_READ_ONLY;
+		nowait &= fxblk_bdev_nowait(bdev);
 	}
-	blk_queue_write_cache(q, wc, fua);
-	blk_queue_flag_set(QUEUE_FLAG_IO_STAT, q);
-	if (fxblk_all_nowait(vol))
-		blk_queue_flag_set(QUEUE_FLAG_NOWAIT, q);
-	else
-		blk_queue_flag_clear(QUEUE_FLAG_NOWAIT, q);
-}
-#else
-static void fxblk_set_queue_flags(struct fxblk_volume *vol)
-{
-}
-#endif
-
-static void fxblk_free_disk(struct gendisk *disk)
-{
-#if defined(FXBLK_HAVE_BLK_CLEANUP_DISK)
-	blk_cleanup_disk(disk);
-#elif defined(FXBLK_HAVE_BLK_ALLOC_DISK_NODE) || defined(FXBLK_HAVE_BLK_ALLOC_DISK_LIM)
-	put_disk(disk);
-#else
-	/* 5.10: the queue is the driver's; del_gendisk() came first. */
-	struct request_queue *q = disk->queue;
-
-	blk_cleanup_queue(q);
-	put_disk(disk);
-#endif
-}
-
-static int fxblk_add_disk(struct fxblk_volume *vol)
-{
-#ifdef FXBLK_HAVE_ADD_DISK_INT
-	return device_add_disk(NULL, vol->disk, fxblk_attr_groups);
-#else
-	device_add_disk(NULL, vol->disk, fxblk_attr_groups);
-	return 0;
-#endif
+	if (nowait)
+		vol->flags |= FXBLK_VOL_NOWAIT;
 }
 
 static void fxblk_unlink_holders(struct fxblk_volume *vol)
@@ -857,8 +688,9 @@ static int fxblk_link_holders(struct fxblk_volume *vol,
 	return 0;
 }
 
-static int fxblk_disk_setup(struct fxblk_volume *vol,
-			    struct netlink_ext_ack *extack)
+/* Allocate and add the gendisk; on error nothing of it is left. */
+static int fxblk_disk_add(struct fxblk_volume *vol,
+			  struct netlink_ext_ack *extack)
 {
 	struct gendisk *disk = fxblk_alloc_disk(vol);
 	int ret;
@@ -868,7 +700,7 @@ static int fxblk_disk_setup(struct fxblk_volume *vol,
 		return PTR_ERR(disk);
 	}
 	vol->disk = disk;
-	fxblk_set_queue_flags(vol);
+	fxblk_set_features(vol);
 	disk->major = fxblk_major;
 	disk->first_minor = vol->index * FXBLK_MINORS;
 	disk->minors = FXBLK_MINORS;
@@ -876,79 +708,152 @@ static int fxblk_disk_setup(struct fxblk_volume *vol,
 	disk->private_data = vol;
 	snprintf(disk->disk_name, DISK_NAME_LEN, "fx%d", vol->index);
 	set_capacity(disk, fxblk_capacity(&vol->geom));
+	if (vol->flags & FXBLK_VOL_READ_ONLY)
+		set_disk_ro(disk, true);
 
-	ret = fxblk_add_disk(vol);
+	ret = fxblk_add_disk(disk, fxblk_attr_groups);
 	if (ret) {
 		FXBLK_ERR(extack, "cannot add disk %s (error %d)",
 			  disk->disk_name, ret);
-		goto out_free;
+		fxblk_put_disk(disk);
+		vol->disk = NULL;
+		return ret;
 	}
-	ret = fxblk_link_holders(vol, extack);
-	if (ret)
-		goto out_del;
+#ifdef FXBLK_HAVE_FREE_DISK
+	/* Dropped by ->free_disk, only ever called for an added disk. */
+	kref_get(&vol->ref);
+#endif
 	return 0;
-
-out_del:
-	del_gendisk(disk);
-out_free:
-	fxblk_free_disk(disk);
-	vol->disk = NULL;
-	return ret;
 }
 
-struct fxblk_volume *fxblk_dev_create(const struct fxblk_create_req *req,
-				      int index,
-				      struct netlink_ext_ack *extack)
+static void fxblk_active_release(struct percpu_ref *ref)
+{
+	struct fxblk_volume *vol = container_of(ref, struct fxblk_volume,
+						active);
+
+	complete(&vol->drained);
+}
+
+/* A volume with its registry reference; fxblk_dev_setup() makes it work. */
+struct fxblk_volume *fxblk_dev_alloc(const struct fxblk_create_req *req,
+				     int index)
 {
 	struct fxblk_volume *vol;
-	int ret;
 
 	vol = kzalloc(struct_size(vol, members, req->nr_members), GFP_KERNEL);
 	if (!vol)
-		return ERR_PTR(-ENOMEM);
+		return NULL;
 	vol->index = index;
 	vol->nr_members = req->nr_members;
 	strscpy(vol->name, req->name, sizeof(vol->name));
+	kref_init(&vol->ref);
+	init_completion(&vol->drained);
 	spin_lock_init(&vol->open_lock);
+	mutex_init(&vol->alloc_lock);
+	spin_lock_init(&vol->deferred_lock);
+	bio_list_init(&vol->deferred);
+	INIT_WORK(&vol->deferred_work, fxblk_deferred_work);
+	return vol;
+}
+
+/*
+ * Open the members, build the stripe and add /dev/fxN. Called without
+ * fxblk_lock: opening members and add_disk()'s partition scan do I/O that
+ * can wait as long as nvme's ctrl_loss_tmo.
+ */
+int fxblk_dev_setup(struct fxblk_volume *vol, const struct fxblk_create_req *req,
+		    struct netlink_ext_ack *extack)
+{
+	int ret;
 
 	ret = fxblk_members_open(vol, req, extack);
 	if (ret)
-		goto out_free;
+		return ret;
 	ret = fxblk_geometry(vol, req->chunk_sectors, extack);
 	if (ret)
 		goto out_close;
-	ret = bioset_init(&vol->split_bs, FXBLK_POOL_SIZE, 0, 0);
+	fxblk_volume_flags(vol);
+	ret = percpu_ref_init(&vol->active, fxblk_active_release, 0,
+			      GFP_KERNEL);
 	if (ret)
 		goto out_close;
-	ret = bioset_init(&vol->clone_bs, FXBLK_POOL_SIZE,
+	/* md keeps two splits in reserve; one is in flight per pass. */
+	ret = bioset_init(&vol->split_bs, BIO_POOL_SIZE, 0, 0);
+	if (ret)
+		goto out_ref;
+	/* The largest fan-out: a parent and a bio per member. */
+	ret = bioset_init(&vol->clone_bs, vol->nr_members + 1,
 			  offsetof(struct fxblk_io, bio), 0);
 	if (ret)
 		goto out_split;
-	ret = fxblk_disk_setup(vol, extack);
-	if (ret)
+	vol->wq = alloc_workqueue("fxblk/%s", WQ_MEM_RECLAIM, 0, vol->name);
+	if (!vol->wq) {
+		ret = -ENOMEM;
 		goto out_clone;
-	return vol;
+	}
+	ret = fxblk_disk_add(vol, extack);
+	if (ret)
+		goto out_wq;
+	ret = fxblk_link_holders(vol, extack);
+	if (ret) {
+		/*
+		 * udev may have it open already: tear down as DESTROY --force
+		 * does. (Without ->free_disk that open is not waited for;
+		 * bd_link_disk_holder() fails only without memory.)
+		 */
+		fxblk_dev_mark_dying(vol, true);
+		fxblk_dev_destroy(vol);
+		return ret;
+	}
+	return 0;
 
+out_wq:
+	destroy_workqueue(vol->wq);
 out_clone:
 	bioset_exit(&vol->clone_bs);
 out_split:
 	bioset_exit(&vol->split_bs);
+out_ref:
+	percpu_ref_exit(&vol->active);
 out_close:
 	fxblk_members_close(vol, vol->nr_members);
-out_free:
-	kfree(vol);
-	return ERR_PTR(ret);
+	return ret;
 }
 
-/* Caller made sure nobody has the disk open (fxblk_dev_mark_dying()). */
+/*
+ * After fxblk_dev_mark_dying(). New bios fail from here on; those in
+ * flight drain before the disk goes and the members are closed. An open
+ * disk (DESTROY --force) stays until its last close, failing all I/O.
+ */
 void fxblk_dev_destroy(struct fxblk_volume *vol)
 {
+	unsigned int i;
+
+	percpu_ref_kill(&vol->active);
+	wait_for_completion(&vol->drained);
+	for (i = 0; i < vol->nr_members; i++)
+		cancel_delayed_work_sync(&vol->members[i].health_work);
 	/* Before del_gendisk(), which drops the holder directory. */
 	fxblk_unlink_holders(vol);
 	del_gendisk(vol->disk);
-	fxblk_free_disk(vol->disk);
+	destroy_workqueue(vol->wq);
 	bioset_exit(&vol->clone_bs);
 	bioset_exit(&vol->split_bs);
 	fxblk_members_close(vol, vol->nr_members);
+	/*
+	 * Without ->free_disk nobody has the disk open here (mark_dying
+	 * refused that), so the caller's put may free the volume.
+	 */
+	fxblk_put_disk(vol->disk);
+}
+
+/* The last reference is gone: nothing uses the volume any more. */
+void fxblk_dev_free(struct fxblk_volume *vol)
+{
+	unsigned int i;
+
+	percpu_ref_exit(&vol->active);
+	for (i = 0; i < vol->nr_members; i++)
+		fxblk_stats_exit(&vol->members[i]);
 	kfree(vol);
 }

@@ -4,22 +4,29 @@
  * bio-based block device /dev/fxN, controlled over generic netlink "fxblk".
  *
  * This file: module init/exit and the volume registry. Volumes live in an
- * IDR keyed by N of /dev/fxN; fxblk_lock serialises every registry change and
- * every netlink request that walks it. It is a mutex because creating and
- * destroying volumes sleeps (member opens, add_disk, del_gendisk).
+ * IDR keyed by N of /dev/fxN. fxblk_lock guards the IDR and each volume's
+ * @published and is held only for lookups and registry changes, never
+ * across member I/O, add_disk() or del_gendisk(): a CREATE stuck opening a
+ * member whose paths are down must not stall GET, dumps or STATS. Lookups
+ * return a reference (fxblk_vol_put()).
  */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
 #include <linux/blkdev.h>
 #include <linux/idr.h>
 #include <linux/module.h>
 #include <linux/moduleparam.h>
 #include <linux/mutex.h>
 #include <linux/string.h>
+#include <linux/wait_bit.h>
 
 #include "fxblk.h"
 
 DEFINE_MUTEX(fxblk_lock);
 static DEFINE_IDR(fxblk_idr);
 int fxblk_major;
+/* Volumes allocated and not yet freed, removed-but-open ones included. */
+static atomic_t fxblk_nr_live = ATOMIC_INIT(0);
 
 static int fxblk_set_max_volumes(const char *val, const struct kernel_param *kp)
 {
@@ -44,8 +51,28 @@ module_param_cb(max_volumes, &fxblk_max_volumes_ops, &fxblk_max_volumes, 0444);
 MODULE_PARM_DESC(max_volumes,
 		 "Most volumes (/dev/fx0 .. fxN-1) at once, 1..256 (default 256)");
 
-/* Look a volume up by name, or by index if @name is NULL. */
-struct fxblk_volume *fxblk_find(const char *name, int index)
+static void fxblk_vol_release(struct kref *ref)
+{
+	fxblk_dev_free(container_of(ref, struct fxblk_volume, ref));
+	if (atomic_dec_and_test(&fxblk_nr_live))
+		wake_up_var(&fxblk_nr_live);
+}
+
+void fxblk_vol_put(struct fxblk_volume *vol)
+{
+	kref_put(&vol->ref, fxblk_vol_release);
+}
+
+unsigned int fxblk_live_volumes(void)
+{
+	return atomic_read(&fxblk_nr_live);
+}
+
+/*
+ * A published volume by name, or by index if @name is NULL. With @any,
+ * also one still being created (its name is taken) but none being removed.
+ */
+static struct fxblk_volume *__fxblk_find(const char *name, int index, bool any)
 {
 	struct fxblk_volume *vol;
 	int id;
@@ -53,71 +80,122 @@ struct fxblk_volume *fxblk_find(const char *name, int index)
 	lockdep_assert_held(&fxblk_lock);
 	if (!name) {
 		vol = idr_find(&fxblk_idr, index);
-		return IS_ERR(vol) ? NULL : vol;
+		return vol && vol->published ? vol : NULL;
 	}
 	idr_for_each_entry(&fxblk_idr, vol, id)
-		if (!IS_ERR(vol) && !strcmp(vol->name, name))
+		if ((vol->published || (any && !READ_ONCE(vol->dying))) &&
+		    !strcmp(vol->name, name))
 			return vol;
 	return NULL;
 }
 
-/* The volume with the smallest index >= *@index, for dumps. */
-struct fxblk_volume *fxblk_next(int *index)
+struct fxblk_volume *fxblk_get_volume(const char *name, int index)
 {
 	struct fxblk_volume *vol;
 
-	lockdep_assert_held(&fxblk_lock);
-	do {
-		vol = idr_get_next(&fxblk_idr, index);
-		if (!vol)
-			return NULL;
-		/* Reserved slot of a volume still being created. */
-		if (IS_ERR(vol))
-			(*index)++;
-	} while (IS_ERR(vol));
+	mutex_lock(&fxblk_lock);
+	vol = __fxblk_find(name, index, false);
+	if (vol)
+		kref_get(&vol->ref);
+	mutex_unlock(&fxblk_lock);
 	return vol;
 }
 
+/* The published volume with the smallest index >= *@index, for dumps. */
+struct fxblk_volume *fxblk_get_next(int *index)
+{
+	struct fxblk_volume *vol;
+
+	mutex_lock(&fxblk_lock);
+	while ((vol = idr_get_next(&fxblk_idr, index)) && !vol->published)
+		(*index)++;
+	if (vol)
+		kref_get(&vol->ref);
+	mutex_unlock(&fxblk_lock);
+	return vol;
+}
+
+/* On success *@volp holds a reference for the caller. */
 int fxblk_create(const struct fxblk_create_req *req,
 		 struct fxblk_volume **volp, struct netlink_ext_ack *extack)
 {
 	struct fxblk_volume *vol;
-	int index;
+	int index, ret;
 
-	lockdep_assert_held(&fxblk_lock);
-	if (fxblk_find(req->name, 0)) {
+	vol = fxblk_dev_alloc(req, -1);
+	if (!vol)
+		return -ENOMEM;
+	atomic_inc(&fxblk_nr_live);
+	ret = mutex_lock_killable(&fxblk_lock);
+	if (ret)
+		goto out_put;
+	if (__fxblk_find(req->name, 0, true)) {
+		mutex_unlock(&fxblk_lock);
 		FXBLK_ERR(extack, "volume \"%s\" already exists", req->name);
-		return -EEXIST;
+		ret = -EEXIST;
+		goto out_put;
 	}
-	/* Reserve the index; an ERR_PTR is skipped by lookups meanwhile. */
-	index = idr_alloc(&fxblk_idr, ERR_PTR(-EBUSY), 0, fxblk_max_volumes,
-			  GFP_KERNEL);
+	/* Reserves fx<index> and the name; lookups skip it until published. */
+	index = idr_alloc(&fxblk_idr, vol, 0, fxblk_max_volumes, GFP_KERNEL);
+	mutex_unlock(&fxblk_lock);
 	if (index < 0) {
 		if (index == -ENOSPC)
 			FXBLK_ERR(extack, "all %u volumes in use (max_volumes)",
 				  fxblk_max_volumes);
-		return index;
+		ret = index;
+		goto out_put;
 	}
-	vol = fxblk_dev_create(req, index, extack);
-	if (IS_ERR(vol)) {
+	vol->index = index;
+
+	ret = fxblk_dev_setup(vol, req, extack);
+	mutex_lock(&fxblk_lock);
+	if (ret)
 		idr_remove(&fxblk_idr, index);
-		return PTR_ERR(vol);
-	}
-	idr_replace(&fxblk_idr, vol, index);
+	else
+		vol->published = true;
+	mutex_unlock(&fxblk_lock);
+	if (ret)
+		goto out_put;
+	kref_get(&vol->ref);
 	*volp = vol;
 	return 0;
+
+out_put:
+	fxblk_vol_put(vol);
+	return ret;
 }
 
-int fxblk_destroy(struct fxblk_volume *vol, struct netlink_ext_ack *extack)
+/* The caller holds a reference, which stays its own. */
+int fxblk_destroy(struct fxblk_volume *vol, bool force,
+		  struct netlink_ext_ack *extack)
 {
-	lockdep_assert_held(&fxblk_lock);
-	if (fxblk_dev_mark_dying(vol)) {
-		FXBLK_ERR(extack, "fx%d (%s) is open; close or unmount it first",
+	int ret;
+
+	ret = mutex_lock_killable(&fxblk_lock);
+	if (ret)
+		return ret;
+	ret = vol->published ? fxblk_dev_mark_dying(vol, force) : -ENOENT;
+	if (!ret)
+		vol->published = false;
+	mutex_unlock(&fxblk_lock);
+	if (ret == -ENOENT)
+		FXBLK_ERR(extack, "fx%d (%s) is being removed already",
 			  vol->index, vol->name);
-		return -EBUSY;
-	}
-	idr_remove(&fxblk_idr, vol->index);
+	else if (ret == -EBUSY)
+		FXBLK_ERR(extack, "fx%d (%s) is open; close or unmount it first (or force)",
+			  vol->index, vol->name);
+	else if (ret == -EOPNOTSUPP)
+		FXBLK_ERR(extack, "fx%d (%s) is open and this kernel cannot remove an open disk; close it first",
+			  vol->index, vol->name);
+	if (ret)
+		return ret;
+
 	fxblk_dev_destroy(vol);
+	/* Only now may fx<index> be reused: the old disk is deleted. */
+	mutex_lock(&fxblk_lock);
+	idr_remove(&fxblk_idr, vol->index);
+	mutex_unlock(&fxblk_lock);
+	fxblk_vol_put(vol);	/* the registry's */
 	return 0;
 }
 
@@ -131,7 +209,7 @@ static int __init fxblk_init(void)
 	ret = fxblk_nl_init();
 	if (ret)
 		goto out_blkdev;
-	pr_info("fxblk: version %s loaded, major %d\n", FXBLK_MOD_VERSION,
+	pr_info("version %s loaded, major %d\n", FXBLK_MOD_VERSION,
 		fxblk_major);
 	return 0;
 
@@ -141,24 +219,23 @@ out_blkdev:
 }
 
 /*
- * The netlink family goes first so no request races the teardown. No volume
- * is open here: an open disk holds a module reference (fops.owner), so
- * rmmod is refused until it is closed.
+ * The netlink family goes first so no request races the teardown and no
+ * event is sent after it. No volume is open here: an open disk holds a
+ * module reference (fops.owner), so rmmod is refused until it is closed.
+ * A gendisk may still be referenced briefly (udev): wait for ->free_disk.
  */
 static void __exit fxblk_exit(void)
 {
 	struct fxblk_volume *vol;
-	int id;
+	int index = 0;
 
 	fxblk_nl_exit();
-	mutex_lock(&fxblk_lock);
-	idr_for_each_entry(&fxblk_idr, vol, id) {
-		if (WARN_ON_ONCE(fxblk_dev_mark_dying(vol)))
-			continue;
-		fxblk_dev_destroy(vol);
+	while ((vol = fxblk_get_next(&index))) {
+		WARN_ON_ONCE(fxblk_destroy(vol, false, NULL));
+		fxblk_vol_put(vol);
 	}
+	wait_var_event(&fxblk_nr_live, !atomic_read(&fxblk_nr_live));
 	idr_destroy(&fxblk_idr);
-	mutex_unlock(&fxblk_lock);
 	unregister_blkdev(fxblk_major, "fxblk");
 }
 

@@ -7,13 +7,16 @@
  * state are GENL_ADMIN_PERM (CAP_NET_ADMIN, checked by the genetlink core,
  * which answers EPERM without a message) and, as for nbd, need
  * CAP_SYS_ADMIN too: they claim block devices. Every refusal of ours says why
- * in the extended ack. Requests run in parallel (parallel_ops); fxblk_lock orders
- * them against each other.
+ * in the extended ack. Requests run in parallel (parallel_ops) and hold a
+ * volume reference, never fxblk_lock, while they build a reply.
  */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
 #include <linux/ctype.h>
 #include <linux/kernel.h>
 #include <linux/log2.h>
 #include <linux/module.h>
+#include <linux/rwsem.h>
 #include <linux/slab.h>
 #include <net/genetlink.h>
 
@@ -52,7 +55,12 @@ static bool fxblk_missing(struct genl_info *info, int attr, const char *name)
 }
 
 static struct genl_family fxblk_genl_family;
-/* Cleared before the family goes away; member-error work checks it. */
+/*
+ * Events come from health work and requests; fxblk_nl_exit() clears
+ * fxblk_nl_live under the write lock, so none is sent once the family is
+ * being unregistered.
+ */
+static DECLARE_RWSEM(fxblk_nl_rwsem);
 static bool fxblk_nl_live;
 
 /* Only what CREATE takes; output-only attributes are refused as unknown. */
@@ -74,13 +82,14 @@ static const struct nla_policy fxblk_policy[FXBLK_ATTR_MAX + 1] = {
 	/* Range checked in code: policy ranges answer ERANGE, not EINVAL. */
 	[FXBLK_ATTR_CHUNK_SECTORS] = { .type = NLA_U32 },
 	[FXBLK_ATTR_MEMBERS] = NLA_POLICY_NESTED(fxblk_members_policy),
+	[FXBLK_ATTR_FORCE] = { .type = NLA_FLAG },
 };
 
 /* ---- replies ----------------------------------------------------------- */
 
 /* Upper bounds of the attribute sizes below, for genlmsg_new(). */
 #define FXBLK_VOL_MSG_SIZE	256
-#define FXBLK_MEMBER_MSG_SIZE	128
+#define FXBLK_MEMBER_MSG_SIZE	160
 #define FXBLK_STAT_MSG_SIZE	(4 * nla_total_size(0) +		\
 				 FXBLK_NR_DIRS * (nla_total_size(0) +	\
 				 5 * nla_total_size_64bit(8) +		\
@@ -153,15 +162,17 @@ static int fxblk_put_member(struct sk_buff *skb, struct fxblk_member *m,
 			    bool stats)
 {
 	struct nlattr *nest = nla_nest_start(skb, FXBLK_ATTR_MEMBER);
-	char name[FXBLK_DISK_NAME_MAX];
 
 	if (!nest)
 		return -EMSGSIZE;
-	snprintf(name, sizeof(name), "%pg", m->bdev);
+	/* No m->bdev here: a reader may race DESTROY closing the members. */
 	if (nla_put_u32(skb, FXBLK_MEMBER_ATTR_INDEX, m->index) ||
 	    nla_put_u32(skb, FXBLK_MEMBER_ATTR_MAJOR, MAJOR(m->dev)) ||
 	    nla_put_u32(skb, FXBLK_MEMBER_ATTR_MINOR, MINOR(m->dev)) ||
-	    nla_put_string(skb, FXBLK_MEMBER_ATTR_DISK_NAME, name) ||
+	    nla_put_string(skb, FXBLK_MEMBER_ATTR_DISK_NAME, m->disk_name) ||
+	    nla_put_u32(skb, FXBLK_MEMBER_ATTR_STATE, READ_ONCE(m->state)) ||
+	    nla_put_u64_64bit(skb, FXBLK_MEMBER_ATTR_ERRORS,
+			      fxblk_member_errors(m), FXBLK_MEMBER_ATTR_PAD) ||
 	    nla_put_u64_64bit(skb, FXBLK_MEMBER_ATTR_DATA_OFFSET,
 			      m->data_offset, FXBLK_MEMBER_ATTR_PAD) ||
 	    /* What the stripe uses: whole chunks, equal on all members. */
@@ -201,7 +212,9 @@ static int fxblk_put_volume(struct sk_buff *skb, struct fxblk_volume *vol,
 	    nla_put_u64_64bit(skb, FXBLK_ATTR_CAPACITY,
 			      fxblk_capacity(&vol->geom), FXBLK_ATTR_PAD) ||
 	    nla_put_u32(skb, FXBLK_ATTR_LOGICAL_BLOCK_SIZE, vol->lbs) ||
-	    nla_put_u32(skb, FXBLK_ATTR_OPEN_COUNT, fxblk_dev_open_count(vol)))
+	    nla_put_u32(skb, FXBLK_ATTR_OPEN_COUNT, fxblk_dev_open_count(vol)) ||
+	    nla_put_u32(skb, FXBLK_ATTR_STATE, fxblk_volume_state(vol)) ||
+	    nla_put_u64_64bit(skb, FXBLK_ATTR_FLAGS, vol->flags, FXBLK_ATTR_PAD))
 		return -EMSGSIZE;
 	members = nla_nest_start(skb, FXBLK_ATTR_MEMBERS);
 	if (!members)
@@ -269,13 +282,19 @@ static void fxblk_event_send(struct sk_buff *skb)
 void fxblk_nl_event(struct fxblk_volume *vol, u32 event,
 		    struct fxblk_member *m, int err)
 {
-	if (READ_ONCE(fxblk_nl_live))
+	down_read(&fxblk_nl_rwsem);
+	if (fxblk_nl_live)
 		fxblk_event_send(fxblk_event_msg(vol, event, m, err));
+	up_read(&fxblk_nl_rwsem);
 }
 
 /* ---- requests ---------------------------------------------------------- */
 
-/* The volume named by NAME, else by INDEX; fxblk_lock held. */
+/*
+ * The volume named by NAME and/or INDEX, with a reference. Given both, they
+ * must name the same volume: a remove racing a remove+create must not hit
+ * the new volume that took the old one's index.
+ */
 static struct fxblk_volume *fxblk_nl_lookup(struct genl_info *info)
 {
 	struct nlattr *name = info->attrs[FXBLK_ATTR_NAME];
@@ -287,16 +306,24 @@ static struct fxblk_volume *fxblk_nl_lookup(struct genl_info *info)
 				   "name the volume with NAME or INDEX");
 		return ERR_PTR(-EINVAL);
 	}
-	vol = name ? fxblk_find(nla_data(name), 0) :
-		     fxblk_find(NULL, nla_get_u32(index));
-	if (vol)
-		return vol;
-	if (name)
-		FXBLK_ERR(info->extack, "no volume named \"%s\"",
-			  (char *)nla_data(name));
-	else
-		FXBLK_ERR(info->extack, "no volume fx%u", nla_get_u32(index));
-	return ERR_PTR(-ENOENT);
+	vol = name ? fxblk_get_volume(nla_data(name), 0) :
+		     fxblk_get_volume(NULL, nla_get_u32(index));
+	if (!vol) {
+		if (name)
+			FXBLK_ERR(info->extack, "no volume named \"%s\"",
+				  (char *)nla_data(name));
+		else
+			FXBLK_ERR(info->extack, "no volume fx%u",
+				  nla_get_u32(index));
+		return ERR_PTR(-ENOENT);
+	}
+	if (name && index && vol->index != nla_get_u32(index)) {
+		FXBLK_ERR(info->extack, "volume \"%s\" is fx%d, not fx%u",
+			  vol->name, vol->index, nla_get_u32(index));
+		fxblk_vol_put(vol);
+		return ERR_PTR(-ENOENT);
+	}
+	return vol;
 }
 
 static int fxblk_nl_status(struct sk_buff *skb, struct genl_info *info)
@@ -313,8 +340,9 @@ static int fxblk_nl_status(struct sk_buff *skb, struct genl_info *info)
 	    nla_put_u32(msg, FXBLK_ATTR_API_VERSION, FXBLK_API_VERSION) ||
 	    nla_put_u64_64bit(msg, FXBLK_ATTR_FEATURES,
 			      FXBLK_FEAT_STRIPE | FXBLK_FEAT_STATS |
-			      FXBLK_FEAT_EVENTS | FXBLK_FEAT_NOWAIT,
-			      FXBLK_ATTR_PAD)) {
+			      FXBLK_FEAT_EVENTS | FXBLK_FEAT_NOWAIT |
+			      FXBLK_FEAT_HEALTH, FXBLK_ATTR_PAD) ||
+	    nla_put_u32(msg, FXBLK_ATTR_LIVE_VOLUMES, fxblk_live_volumes())) {
 		nlmsg_free(msg);
 		return -EMSGSIZE;
 	}
@@ -477,18 +505,16 @@ static int fxblk_nl_create(struct sk_buff *skb, struct genl_info *info)
 	if (!msg)
 		goto out_req;
 
-	mutex_lock(&fxblk_lock);
 	ret = fxblk_create(req, &vol, info->extack);
 	if (ret) {
-		mutex_unlock(&fxblk_lock);
 		nlmsg_free(msg);
 		goto out_req;
 	}
-	pr_info("fxblk: created fx%d \"%s\": %u members, chunk %u sectors\n",
+	pr_info("created fx%d \"%s\": %u members, chunk %u sectors\n",
 		vol->index, vol->name, vol->nr_members, req->chunk_sectors);
 	fxblk_nl_event(vol, FXBLK_EVENT_CREATED, NULL, 0);
 	ret = fxblk_reply_volume(msg, info, FXBLK_CMD_CREATE, vol, false);
-	mutex_unlock(&fxblk_lock);
+	fxblk_vol_put(vol);
 out_req:
 	kfree(req);
 	return ret;
@@ -496,6 +522,7 @@ out_req:
 
 static int fxblk_nl_destroy(struct sk_buff *skb, struct genl_info *info)
 {
+	bool force = nla_get_flag(info->attrs[FXBLK_ATTR_FORCE]);
 	struct fxblk_volume *vol;
 	struct sk_buff *event;
 	int ret;
@@ -503,22 +530,22 @@ static int fxblk_nl_destroy(struct sk_buff *skb, struct genl_info *info)
 	ret = fxblk_nl_capable(skb, info);
 	if (ret)
 		return ret;
-	mutex_lock(&fxblk_lock);
 	vol = fxblk_nl_lookup(info);
-	if (IS_ERR(vol)) {
-		ret = PTR_ERR(vol);
-		goto out_unlock;
-	}
-	/* Built now: the volume is gone afterwards. */
+	if (IS_ERR(vol))
+		return PTR_ERR(vol);
+	/* Built now: the volume's disk is gone afterwards. */
 	event = fxblk_event_msg(vol, FXBLK_EVENT_DESTROYED, NULL, 0);
-	ret = fxblk_destroy(vol, info->extack);
+	ret = fxblk_destroy(vol, force, info->extack);
 	if (ret) {
 		nlmsg_free(event);
-		goto out_unlock;
+	} else {
+		pr_info("removed fx%d \"%s\"%s\n", vol->index, vol->name,
+			force ? " (forced)" : "");
+		down_read(&fxblk_nl_rwsem);
+		fxblk_event_send(event);
+		up_read(&fxblk_nl_rwsem);
 	}
-	fxblk_event_send(event);
-out_unlock:
-	mutex_unlock(&fxblk_lock);
+	fxblk_vol_put(vol);
 	return ret;
 }
 
@@ -526,20 +553,15 @@ static int fxblk_nl_get_one(struct genl_info *info, u8 cmd, bool stats)
 {
 	struct fxblk_volume *vol;
 	struct sk_buff *msg;
-	int ret;
+	int ret = -ENOMEM;
 
-	mutex_lock(&fxblk_lock);
 	vol = fxblk_nl_lookup(info);
-	if (IS_ERR(vol)) {
-		ret = PTR_ERR(vol);
-		goto out_unlock;
-	}
-	ret = -ENOMEM;
+	if (IS_ERR(vol))
+		return PTR_ERR(vol);
 	msg = genlmsg_new(fxblk_msg_size(vol->nr_members, stats), GFP_KERNEL);
 	if (msg)
 		ret = fxblk_reply_volume(msg, info, cmd, vol, stats);
-out_unlock:
-	mutex_unlock(&fxblk_lock);
+	fxblk_vol_put(vol);
 	return ret;
 }
 
@@ -558,25 +580,29 @@ static int fxblk_nl_dump(struct sk_buff *skb, struct netlink_callback *cb)
 {
 	int index = cb->args[0];
 	struct fxblk_volume *vol;
+	int ret = 0;
 	void *hdr;
 
-	mutex_lock(&fxblk_lock);
-	while ((vol = fxblk_next(&index))) {
+	while ((vol = fxblk_get_next(&index))) {
 		hdr = genlmsg_put(skb, NETLINK_CB(cb->skb).portid,
 				  cb->nlh->nlmsg_seq, &fxblk_genl_family,
 				  NLM_F_MULTI, FXBLK_CMD_GET);
-		if (!hdr)
-			break;
-		if (fxblk_put_volume(skb, vol, false)) {
-			genlmsg_cancel(skb, hdr);
-			break;
+		if (hdr && !fxblk_put_volume(skb, vol, false)) {
+			genlmsg_end(skb, hdr);
+			fxblk_vol_put(vol);
+			index++;
+			continue;
 		}
-		genlmsg_end(skb, hdr);
-		index++;
+		if (hdr)
+			genlmsg_cancel(skb, hdr);
+		fxblk_vol_put(vol);
+		/* Not even one volume fits an empty buffer: say so. */
+		if (!skb->len)
+			ret = -EMSGSIZE;
+		break;
 	}
-	mutex_unlock(&fxblk_lock);
 	cb->args[0] = index;
-	return skb->len;
+	return ret ?: skb->len;
 }
 
 static const struct genl_ops fxblk_genl_ops[] = {
@@ -631,13 +657,15 @@ int fxblk_nl_init(void)
 	int ret = genl_register_family(&fxblk_genl_family);
 
 	if (!ret)
-		WRITE_ONCE(fxblk_nl_live, true);
+		fxblk_nl_live = true;
 	return ret;
 }
 
 void fxblk_nl_exit(void)
 {
-	WRITE_ONCE(fxblk_nl_live, false);
+	down_write(&fxblk_nl_rwsem);
+	fxblk_nl_live = false;
+	up_write(&fxblk_nl_rwsem);
 	genl_unregister_family(&fxblk_genl_family);
 }
 

@@ -5,6 +5,8 @@
  * reader (netlink STATS) sums all possible cpus. Sums read without a lock may
  * be a few I/Os apart from each other, which is fine for monitoring.
  */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
 #include <linux/bitops.h>
 #include <linux/ktime.h>
 #include <linux/percpu.h>

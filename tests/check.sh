@@ -26,6 +26,8 @@ LOGDIR=$TOP/build/check
 FILTER=${FXBLK_CHECK_FILTER:-}
 LAB_KERNELS=${FXBLK_LAB_KERNELS:-5.10,6.1,6.12}
 JOBS=${FXBLK_CHECK_JOBS:-$(nproc)}
+# The module builds with -Werror here (kmod/Kbuild); DKMS builds do not.
+export FXBLK_WERROR=1
 mkdir -p "$LOGDIR"
 rm -f "$LOGDIR"/*.log
 

@@ -53,6 +53,12 @@
 
 #define FXBLK_LAT_BUCKETS	32
 
+/*
+ * The first 4 MiB of every member are reserved for labels: CREATE refuses a
+ * DATA_OFFSET below this (docs/on-disk-format.md).
+ */
+#define FXBLK_RESERVED_HEAD_SECTORS	8192
+
 /* FXBLK_ATTR_FEATURES bits */
 #define FXBLK_FEAT_STRIPE	(1ULL << 0)	/* CREATE/DESTROY/GET work */
 #define FXBLK_FEAT_STATS	(1ULL << 1)	/* per-member counters */

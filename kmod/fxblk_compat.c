@@ -1,0 +1,250 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Out-of-line kernel-compat wrappers (see fxblk_compat.h): member open and
+ * close, disk allocation with stacked limits and features, add and put.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/blkdev.h>
+#include <linux/fs.h>
+
+#include "fxblk.h"
+
+/* ---- member open/close ------------------------------------------------- */
+
+#if defined(FXBLK_HAVE_BDEV_FILE_OPEN)
+int fxblk_member_open(struct fxblk_member *m, void *holder)
+{
+	struct file *f = bdev_file_open_by_dev(m->dev,
+					       BLK_OPEN_READ | BLK_OPEN_WRITE,
+					       holder, FXBLK_HOLDER_OPS);
+
+	if (IS_ERR(f))
+		return PTR_ERR(f);
+	m->handle = f;
+	m->bdev = file_bdev(f);
+	return 0;
+}
+
+void fxblk_member_close(struct fxblk_member *m)
+{
+#ifdef FXBLK_HAVE_BDEV_FPUT
+	bdev_fput(m->handle);
+#else
+	fput(m->handle);
+#endif
+}
+#elif defined(FXBLK_HAVE_BDEV_OPEN_HANDLE)
+int fxblk_member_open(struct fxblk_member *m, void *holder)
+{
+	struct bdev_handle *h = bdev_open_by_dev(m->dev,
+						 BLK_OPEN_READ | BLK_OPEN_WRITE,
+						 holder, FXBLK_HOLDER_OPS);
+
+	if (IS_ERR(h))
+		return PTR_ERR(h);
+	m->handle = h;
+	m->bdev = h->bdev;
+	return 0;
+}
+
+void fxblk_member_close(struct fxblk_member *m)
+{
+	bdev_release(m->handle);
+}
+#elif defined(FXBLK_HAVE_BLKDEV_GET_HOLDER_OPS)
+int fxblk_member_open(struct fxblk_member *m, void *holder)
+{
+	struct block_device *b = blkdev_get_by_dev(m->dev,
+						   BLK_OPEN_READ | BLK_OPEN_WRITE,
+						   holder, FXBLK_HOLDER_OPS);
+
+	if (IS_ERR(b))
+		return PTR_ERR(b);
+	m->handle = holder;
+	m->bdev = b;
+	return 0;
+}
+
+void fxblk_member_close(struct fxblk_member *m)
+{
+	blkdev_put(m->bdev, m->handle);
+}
+#else
+#define FXBLK_MEMBER_MODE	(FMODE_READ | FMODE_WRITE | FMODE_EXCL)
+int fxblk_member_open(struct fxblk_member *m, void *holder)
+{
+	struct block_device *b = blkdev_get_by_dev(m->dev, FXBLK_MEMBER_MODE,
+						   holder);
+
+	if (IS_ERR(b))
+		return PTR_ERR(b);
+	m->handle = b;
+	m->bdev = b;
+	return 0;
+}
+
+void fxblk_member_close(struct fxblk_member *m)
+{
+	blkdev_put(m->bdev, FXBLK_MEMBER_MODE);
+}
+#endif
+
+sector_t fxblk_bdev_sectors(struct block_device *bdev)
+{
+#ifdef FXBLK_HAVE_BDEV_NR_SECTORS
+	return bdev_nr_sectors(bdev);
+#else
+	return i_size_read(bdev->bd_inode) >> SECTOR_SHIFT;
+#endif
+}
+
+bool fxblk_bdev_nowait(struct block_device *bdev)
+{
+#ifdef FXBLK_HAVE_BDEV_NOWAIT
+	return bdev_nowait(bdev);
+#else
+	return blk_queue_nowait(bdev_get_queue(bdev));
+#endif
+}
+
+/* ---- disk ---------------------------------------------------------------- */
+
+static unsigned int fxblk_io_opt(struct fxblk_volume *vol)
+{
+	u64 opt = (u64)vol->nr_members <<
+		  (vol->geom.chunk_shift + SECTOR_SHIFT);
+
+	/* 32 x 16 MiB overflows io_opt (unsigned int bytes): leave it. */
+	return opt <= UINT_MAX ? opt : 0;
+}
+
+#ifdef FXBLK_HAVE_QUEUE_LIMITS_STACK_BDEV
+/* 6.9+: the limits are complete before the disk exists. */
+struct gendisk *fxblk_alloc_disk(struct fxblk_volume *vol)
+{
+	struct queue_limits lim;
+	unsigned int i;
+
+	blk_set_stacking_limits(&lim);
+#ifdef FXBLK_HAVE_BLK_FEATURES
+	/*
+	 * Set before stacking, which clears NOWAIT if a member lacks it and
+	 * ORs in the members' WRITE_CACHE, FUA, ROTATIONAL and STABLE_WRITES.
+	 */
+	lim.features |= BLK_FEAT_IO_STAT | BLK_FEAT_NOWAIT;
+#endif
+	for (i = 0; i < vol->nr_members; i++)
+		queue_limits_stack_bdev(&lim, vol->members[i].bdev,
+					vol->members[i].data_offset,
+					vol->name);
+	/* After stacking, which would take the LCM with member hints. */
+	lim.io_min = fxblk_chunk_sectors(&vol->geom) << SECTOR_SHIFT;
+	lim.io_opt = fxblk_io_opt(vol);
+	return blk_alloc_disk(&lim, NUMA_NO_NODE);
+}
+#else
+struct gendisk *fxblk_alloc_disk(struct fxblk_volume *vol)
+{
+	struct gendisk *disk;
+	unsigned int i;
+
+#if defined(FXBLK_HAVE_BLK_ALLOC_DISK_NODE)
+	disk = blk_alloc_disk(NUMA_NO_NODE);
+	if (!disk)
+		return ERR_PTR(-ENOMEM);
+#else
+	struct request_queue *q = blk_alloc_queue(NUMA_NO_NODE);
+
+	if (!q)
+		return ERR_PTR(-ENOMEM);
+	disk = alloc_disk(FXBLK_MINORS);
+	if (!disk) {
+		blk_cleanup_queue(q);
+		return ERR_PTR(-ENOMEM);
+	}
+	disk->queue = q;
+#endif
+	blk_set_stacking_limits(&disk->queue->limits);
+	/* Before queue_limits_stack_bdev() the offset is in bytes. */
+	for (i = 0; i < vol->nr_members; i++)
+		disk_stack_limits(disk, vol->members[i].bdev,
+				  (sector_t)vol->members[i].data_offset <<
+				  SECTOR_SHIFT);
+	blk_queue_io_min(disk->queue,
+			 fxblk_chunk_sectors(&vol->geom) << SECTOR_SHIFT);
+	blk_queue_io_opt(disk->queue, fxblk_io_opt(vol));
+	return disk;
+}
+#endif
+
+#ifndef FXBLK_HAVE_BLK_FEATURES
+/*
+ * Before 6.11 these are queue flags, which stacking does not inherit: write
+ * cache and FUA if any member has them, non-rotational only if all are,
+ * stable writes if any member needs them (checksumming transports), NOWAIT
+ * only if every member takes it. 5.10 also needs QUEUE_FLAG_DISCARD, or
+ * discards are refused although discard limits were stacked.
+ */
+void fxblk_set_features(struct fxblk_volume *vol)
+{
+	struct request_queue *q = vol->disk->queue;
+	bool wc = false, fua = false, rot = false, stable = false;
+	unsigned int i;
+
+	for (i = 0; i < vol->nr_members; i++) {
+		struct request_queue *mq = bdev_get_queue(vol->members[i].bdev);
+
+		wc |= test_bit(QUEUE_FLAG_WC, &mq->queue_flags);
+		fua |= test_bit(QUEUE_FLAG_FUA, &mq->queue_flags);
+		rot |= !blk_queue_nonrot(mq);
+		stable |= test_bit(QUEUE_FLAG_STABLE_WRITES, &mq->queue_flags);
+	}
+	blk_queue_write_cache(q, wc, fua);
+	blk_queue_flag_set(QUEUE_FLAG_IO_STAT, q);
+	if (rot)
+		blk_queue_flag_clear(QUEUE_FLAG_NONROT, q);
+	else
+		blk_queue_flag_set(QUEUE_FLAG_NONROT, q);
+	if (stable)
+		blk_queue_flag_set(QUEUE_FLAG_STABLE_WRITES, q);
+	if (vol->flags & FXBLK_VOL_NOWAIT)
+		blk_queue_flag_set(QUEUE_FLAG_NOWAIT, q);
+	else
+		blk_queue_flag_clear(QUEUE_FLAG_NOWAIT, q);
+#ifdef QUEUE_FLAG_DISCARD
+	if (q->limits.max_discard_sectors)
+		blk_queue_flag_set(QUEUE_FLAG_DISCARD, q);
+#endif
+}
+#else
+void fxblk_set_features(struct fxblk_volume *vol)
+{
+}
+#endif
+
+int fxblk_add_disk(struct gendisk *disk, const struct attribute_group **groups)
+{
+#ifdef FXBLK_HAVE_ADD_DISK_INT
+	return device_add_disk(NULL, disk, groups);
+#else
+	device_add_disk(NULL, disk, groups);
+	return 0;
+#endif
+}
+
+/* Drops the reference from fxblk_alloc_disk(); after del_gendisk() if added. */
+void fxblk_put_disk(struct gendisk *disk)
+{
+#if defined(FXBLK_HAVE_BLK_CLEANUP_DISK)
+	blk_cleanup_disk(disk);
+#elif defined(FXBLK_HAVE_BLK_ALLOC_DISK_NODE) || defined(FXBLK_HAVE_BLK_ALLOC_DISK_LIM)
+	put_disk(disk);
+#else
+	/* 5.10: the queue is the driver's; del_gendisk() came first. */
+	struct request_queue *q = disk->queue;
+
+	blk_cleanup_queue(q);
+	put_disk(disk);
+#endif
+}
