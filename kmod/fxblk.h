@@ -118,6 +118,9 @@ struct fxblk_volume {
 	unsigned int open_count;
 	bool dying;
 	bool published;			/* found by lookups; fxblk_lock */
+	/* DESTROY runs here, so a killed fxctl never leaves it half done. */
+	struct work_struct teardown_work;
+	struct completion torn_down;
 	struct bio_set split_bs;	/* chunk-boundary splits */
 	struct bio_set clone_bs;	/* bios sent to members, with fxblk_io */
 	/* Only one fan-out at a time may wait for the pool: see fan-out. */

@@ -748,6 +748,7 @@ struct fxblk_volume *fxblk_dev_alloc(const struct fxblk_create_req *req,
 	strscpy(vol->name, req->name, sizeof(vol->name));
 	kref_init(&vol->ref);
 	init_completion(&vol->drained);
+	init_completion(&vol->torn_down);
 	spin_lock_init(&vol->open_lock);
 	mutex_init(&vol->alloc_lock);
 	spin_lock_init(&vol->deferred_lock);

@@ -24,6 +24,8 @@
 
 DEFINE_MUTEX(fxblk_lock);
 static DEFINE_IDR(fxblk_idr);
+/* Teardowns; destroyed at module exit, after the last one finished. */
+static struct workqueue_struct *fxblk_wq;
 int fxblk_major;
 /* Volumes allocated and not yet freed, removed-but-open ones included. */
 static atomic_t fxblk_nr_live = ATOMIC_INIT(0);
@@ -165,7 +167,28 @@ out_put:
 	return ret;
 }
 
-/* The caller holds a reference, which stays its own. */
+/*
+ * Drains the volume's I/O (as long as its members take to answer, up to
+ * nvme's ctrl_loss_tmo for a member without a path), deletes the disk and
+ * closes the members; then fx<index> may be reused.
+ */
+static void fxblk_teardown_work(struct work_struct *work)
+{
+	struct fxblk_volume *vol = container_of(work, struct fxblk_volume,
+						teardown_work);
+
+	fxblk_dev_destroy(vol);
+	mutex_lock(&fxblk_lock);
+	idr_remove(&fxblk_idr, vol->index);
+	mutex_unlock(&fxblk_lock);
+	complete_all(&vol->torn_down);
+	fxblk_vol_put(vol);	/* the registry's */
+}
+
+/*
+ * The caller holds a reference, which stays its own. Once committed the
+ * removal finishes even if the caller is killed while waiting for it.
+ */
 int fxblk_destroy(struct fxblk_volume *vol, bool force,
 		  struct netlink_ext_ack *extack)
 {
@@ -190,12 +213,13 @@ int fxblk_destroy(struct fxblk_volume *vol, bool force,
 	if (ret)
 		return ret;
 
-	fxblk_dev_destroy(vol);
-	/* Only now may fx<index> be reused: the old disk is deleted. */
-	mutex_lock(&fxblk_lock);
-	idr_remove(&fxblk_idr, vol->index);
-	mutex_unlock(&fxblk_lock);
-	fxblk_vol_put(vol);	/* the registry's */
+	INIT_WORK(&vol->teardown_work, fxblk_teardown_work);
+	queue_work(fxblk_wq, &vol->teardown_work);
+	if (wait_for_completion_killable(&vol->torn_down)) {
+		FXBLK_ERR(extack, "fx%d (%s): interrupted; the removal goes on in the background",
+			  vol->index, vol->name);
+		return -EINTR;
+	}
 	return 0;
 }
 
@@ -203,9 +227,14 @@ static int __init fxblk_init(void)
 {
 	int ret;
 
+	fxblk_wq = alloc_workqueue("fxblk", WQ_UNBOUND, 0);
+	if (!fxblk_wq)
+		return -ENOMEM;
 	fxblk_major = register_blkdev(0, "fxblk");
-	if (fxblk_major < 0)
-		return fxblk_major;
+	if (fxblk_major < 0) {
+		ret = fxblk_major;
+		goto out_wq;
+	}
 	ret = fxblk_nl_init();
 	if (ret)
 		goto out_blkdev;
@@ -215,6 +244,8 @@ static int __init fxblk_init(void)
 
 out_blkdev:
 	unregister_blkdev(fxblk_major, "fxblk");
+out_wq:
+	destroy_workqueue(fxblk_wq);
 	return ret;
 }
 
@@ -235,6 +266,7 @@ static void __exit fxblk_exit(void)
 		fxblk_vol_put(vol);
 	}
 	wait_var_event(&fxblk_nr_live, !atomic_read(&fxblk_nr_live));
+	destroy_workqueue(fxblk_wq);
 	idr_destroy(&fxblk_idr);
 	unregister_blkdev(fxblk_major, "fxblk");
 }

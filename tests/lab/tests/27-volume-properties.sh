@@ -1,0 +1,82 @@
+#!/bin/bash
+# lab: kernels=5.10,6.1,6.12 members=4 timeout=900
+# What a volume inherits from its members, per kernel (issue 6, "per kernel"):
+#  - non-rotational members -> /sys/block/fxN/queue/rotational = 0
+#    (5.10/6.1 keep NONROT as a queue flag that stacking does not inherit)
+#  - discard advertised -> blkdiscard on fxN works (5.10 needs
+#    QUEUE_FLAG_DISCARD set, or every discard fails with EOPNOTSUPP)
+#  - a read-only member -> a read-only volume: ro=1, writes refused, reads work
+#  - a zoned member -> CREATE refused, naming the zoned member
+#  - a data offset inside the 4 MiB label area -> refused
+. /lab/lib.sh
+read -r -a M <<<"${FX_MEMBERS:-}"
+[ "${#M[@]}" -ge 4 ] || fail "needs 4 members (got '${FX_MEMBERS:-}')"
+fx_load
+NB=/sys/kernel/config/nullb
+cleanup() {
+	for v in $(fxctl -o json list 2>/dev/null | jq -r '.volumes[].name'); do
+		fxctl remove "$v" >/dev/null 2>&1
+	done
+	blockdev --setrw "${M[1]}" 2>/dev/null
+	[ -d $NB/t27z ] && { echo 0 >$NB/t27z/power; rmdir $NB/t27z; }
+}
+trap cleanup EXIT
+
+# --- rotational and discard --------------------------------------------------
+fx_run fxctl create t27 --chunk 64K "${M[@]}"
+D=$(fxdev t27) || fail "no device for t27"
+q=/sys/block/${D#/dev/}/queue
+for m in "${M[@]}"; do
+	expect_eq "$(cat /sys/block/${m#/dev/}/queue/rotational)" 0 "member $m rotational"
+done
+expect_eq "$(cat $q/rotational)" 0 "$D rotational over non-rotational members"
+mdisc=$(cat /sys/block/${M[0]#/dev/}/queue/discard_max_bytes)
+if [ "$mdisc" -gt 0 ]; then
+	[ "$(cat $q/discard_max_bytes)" -gt 0 ] || fail "$D advertises no discard over discarding members"
+	fx_run blkdiscard -o 0 -l $((4 << 20)) "$D"
+	fx_run blkdiscard "$D"
+else
+	echo "SKIP: discard on $D: member ${M[0]} has discard_max_bytes=0"
+fi
+fx_run fxctl remove t27
+
+# --- read-only member --------------------------------------------------------
+fx_run blockdev --setro "${M[1]}"
+fx_run fxctl create t27ro --chunk 64K "${M[0]}" "${M[1]}"
+D=$(fxdev t27ro) || fail "no device for t27ro"
+expect_eq "$(cat /sys/block/${D#/dev/}/ro)" 1 "$D ro with read-only member ${M[1]}"
+fx_run dd if="$D" of=/dev/null bs=1M count=4 iflag=direct status=none
+if dd if=/dev/zero of="$D" bs=4k count=1 oflag=direct status=none 2>/dev/null; then
+	fail "a write to read-only $D succeeded"
+fi
+flags=$(fxctl -o json show t27ro | jq -r '.volume.flags // empty | join(",")' 2>/dev/null)
+if [ -n "$flags" ]; then
+	grep -q read-only <<<"$flags" || fail "fxctl show t27ro flags '$flags' lack read-only"
+else
+	echo "SKIP: fxctl show has no volume flags (older fxctl)"
+fi
+fx_run fxctl remove t27ro
+fx_run blockdev --setrw "${M[1]}"
+
+# --- zoned member ------------------------------------------------------------
+modprobe null_blk 2>/dev/null
+if mkdir $NB/t27z 2>/dev/null && echo 1 >$NB/t27z/zoned 2>/dev/null; then
+	echo 512 >$NB/t27z/blocksize
+	echo 256 >$NB/t27z/size
+	echo 64 >$NB/t27z/zone_size
+	echo 1 >$NB/t27z/memory_backed
+	echo 1 >$NB/t27z/power || fail "cannot power on zoned null_blk"
+	Z=/dev/$(cat $NB/t27z/index | sed 's/^/nullb/')
+	[ -b "$Z" ] || fail "zoned null_blk $Z missing"
+	expect_eq "$(cat /sys/block/${Z#/dev/}/queue/zoned)" host-managed "zoned model of $Z"
+	fx_mark zoned
+	fx_expect_fail --msg 'zoned' fxctl create t27z --chunk 64K "${M[0]}" "$Z"
+	fxdev t27z >/dev/null && fail "a volume over zoned $Z was created"
+else
+	echo "SKIP: zoned member: this kernel's null_blk cannot be made zoned"
+fi
+
+# --- data offset inside the label area -----------------------------------------
+fx_expect_fail --msg '(reserved|label)' fxctl create t27off --chunk 64K --data-offset 1M "${M[0]}" "${M[1]}"
+fxdev t27off >/dev/null && fail "a volume with a 1 MiB data offset was created"
+pass

@@ -1,0 +1,77 @@
+#!/bin/bash
+# lab: kernels=6.1,6.12 members=4 timeout=900
+# Read-only requests never wait behind a CREATE that is stuck on a member.
+# The member's subsystem is unlinked from the target port, so nvme-rdma
+# reconnects in vain and multipath parks the member's I/O (up to
+# ctrl_loss_tmo). A CREATE listing that member first blocks in add_disk()'s
+# partition scan, which reads sector 0 from it. Meanwhile `fxctl list`,
+# `fxctl show` and `fxctl stats` of another volume must answer at once: the
+# registry lock is not held across member I/O. Once the link is back the
+# CREATE completes and both volumes work.
+. /lab/lib.sh
+read -r -a M <<<"${FX_MEMBERS:-}"
+[ "${#M[@]}" -ge 4 ] || fail "needs 4 members (got '${FX_MEMBERS:-}')"
+fx_load
+NVMET=/sys/kernel/config/nvmet
+NQN=$(cat /sys/block/${M[3]#/dev/}/device/subsysnqn) || fail "no NQN for ${M[3]}"
+LINK=$NVMET/ports/1/subsystems/$NQN
+[ -L "$LINK" ] || fail "no port link $LINK"
+CPID=
+cleanup() {
+	[ -L "$LINK" ] || ln -s "$NVMET/subsystems/$NQN" "$LINK" 2>/dev/null
+	[ -n "$CPID" ] && wait "$CPID" 2>/dev/null
+	for v in $(fxctl -o json list 2>/dev/null | jq -r '.volumes[].name'); do
+		fxctl remove "$v" >/dev/null 2>&1
+	done
+}
+trap cleanup EXIT
+
+fx_run fxctl create t28a --chunk 64K "${M[0]}" "${M[1]}"
+ctrl=$(basename "$(readlink -f /sys/block/${M[3]#/dev/}/device)")
+log "unlinking $NQN (${M[3]}) from the target port"
+rm "$LINK" || fail "cannot unlink $LINK"
+
+fxctl create t28b --chunk 64K "${M[3]}" "${M[2]}" >/tmp/t28b.out 2>&1 &
+CPID=$!
+# Wait until the CREATE is inside the kernel, stuck on the member's I/O.
+stuck=
+for _ in $(seq 1 60); do
+	sleep 0.5
+	kill -0 $CPID 2>/dev/null || break
+	st=$(cat /proc/$CPID/stack 2>/dev/null)
+	if grep -Eq 'fxblk|add_disk|disk_scan|bdev_disk_changed|blkdev_get|bdev_open' <<<"$st"; then
+		stuck=1
+		break
+	fi
+done
+kill -0 $CPID 2>/dev/null || { cat /tmp/t28b.out; fail "CREATE finished while the member had no path"; }
+[ -n "$stuck" ] || { cat /proc/$CPID/stack; fail "CREATE is not blocked in the kernel"; }
+log "CREATE blocked in the kernel:"
+sed 's/^/    /' /proc/$CPID/stack | head -8
+
+for cmd in "fxctl list" "fxctl show t28a" "fxctl stats t28a" "fxctl -o json list"; do
+	t0=$(date +%s%N)
+	timeout 10 $cmd >/dev/null || fail "'$cmd' failed or took over 10 s while a CREATE was stuck"
+	ms=$((($(date +%s%N) - t0) / 1000000))
+	log "'$cmd' answered in $ms ms"
+done
+D=$(fxdev t28a) || fail "no device for t28a"
+fx_run dd if=/dev/urandom of="$D" bs=64k count=16 oflag=direct status=none
+
+log "relinking $NQN; waiting for $ctrl to reconnect and the CREATE to finish"
+ln -s "$NVMET/subsystems/$NQN" "$LINK" || fail "cannot relink $LINK"
+for _ in $(seq 1 120); do
+	kill -0 $CPID 2>/dev/null || break
+	sleep 0.5
+done
+kill -0 $CPID 2>/dev/null && fail "CREATE still blocked 60 s after the path came back ($ctrl: $(cat /sys/class/nvme/$ctrl/state))"
+wait $CPID
+rc=$?
+CPID=
+cat /tmp/t28b.out
+[ $rc = 0 ] || fail "the CREATE that waited for its member failed ($rc)"
+B=$(fxdev t28b) || fail "no device for t28b"
+fx_run dd if="$B" of=/dev/null bs=1M count=8 iflag=direct status=none
+fx_run fxctl remove t28b
+fx_run fxctl remove t28a
+pass
