@@ -298,6 +298,9 @@ static void fxblk_submit_fanout(struct fxblk_volume *vol, struct bio *bio,
 			continue;
 		child = bio_list_pop(&children);
 		bio_set_dev(child, m->bdev);
+		/* Charged to the submitter's cgroup, at its priority. */
+		bio_clone_blkg_association(child, bio);
+		child->bi_ioprio = bio->bi_ioprio;
 		child->bi_iter.bi_sector = m->data_offset + ms;
 		child->bi_iter.bi_size = (me - ms) << SECTOR_SHIFT;
 		fxblk_io_of(child)->acct = false;
