@@ -189,12 +189,15 @@ static void fxblk_teardown_work(struct work_struct *work)
  * The caller holds a reference, which stays its own. Once committed the
  * removal finishes even if the caller is killed while waiting for it.
  */
-int fxblk_destroy(struct fxblk_volume *vol, bool force,
-		  struct netlink_ext_ack *extack)
+static int __fxblk_destroy(struct fxblk_volume *vol, bool force, bool killable,
+			   struct netlink_ext_ack *extack)
 {
-	int ret;
+	int ret = 0;
 
-	ret = mutex_lock_killable(&fxblk_lock);
+	if (killable)
+		ret = mutex_lock_killable(&fxblk_lock);
+	else
+		mutex_lock(&fxblk_lock);
 	if (ret)
 		return ret;
 	ret = vol->published ? fxblk_dev_mark_dying(vol, force) : -ENOENT;
@@ -215,12 +218,20 @@ int fxblk_destroy(struct fxblk_volume *vol, bool force,
 
 	INIT_WORK(&vol->teardown_work, fxblk_teardown_work);
 	queue_work(fxblk_wq, &vol->teardown_work);
-	if (wait_for_completion_killable(&vol->torn_down)) {
+	if (!killable)
+		wait_for_completion(&vol->torn_down);
+	else if (wait_for_completion_killable(&vol->torn_down)) {
 		FXBLK_ERR(extack, "fx%d (%s): interrupted; the removal goes on in the background",
 			  vol->index, vol->name);
 		return -EINTR;
 	}
 	return 0;
+}
+
+int fxblk_destroy(struct fxblk_volume *vol, bool force,
+		  struct netlink_ext_ack *extack)
+{
+	return __fxblk_destroy(vol, force, true, extack);
 }
 
 static int __init fxblk_init(void)
@@ -262,7 +273,8 @@ static void __exit fxblk_exit(void)
 
 	fxblk_nl_exit();
 	while ((vol = fxblk_get_next(&index))) {
-		WARN_ON_ONCE(fxblk_destroy(vol, false, NULL));
+		/* Not killable: nobody could remove what is left after exit. */
+		WARN_ON_ONCE(__fxblk_destroy(vol, false, false, NULL));
 		fxblk_vol_put(vol);
 	}
 	wait_var_event(&fxblk_nr_live, !atomic_read(&fxblk_nr_live));
