@@ -66,8 +66,12 @@ if mkdir $NB/t27z 2>/dev/null && echo 1 >$NB/t27z/zoned 2>/dev/null; then
 	echo 64 >$NB/t27z/zone_size
 	echo 1 >$NB/t27z/memory_backed
 	echo 1 >$NB/t27z/power || fail "cannot power on zoned null_blk"
-	Z=/dev/$(cat $NB/t27z/index | sed 's/^/nullb/')
-	[ -b "$Z" ] || fail "zoned null_blk $Z missing"
+	# newer kernels name the disk after the configfs directory
+	Z=
+	for z in /dev/t27z /dev/nullb"$(cat $NB/t27z/index)"; do
+		[ -b "$z" ] && Z=$z && break
+	done
+	[ -n "$Z" ] || fail "zoned null_blk t27z has no block device"
 	expect_eq "$(cat /sys/block/${Z#/dev/}/queue/zoned)" host-managed "zoned model of $Z"
 	fx_mark zoned
 	fx_expect_fail --msg 'zoned' fxctl create t27z --chunk 64K "${M[0]}" "$Z"
