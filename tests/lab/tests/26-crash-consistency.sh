@@ -1,12 +1,13 @@
 #!/bin/bash
-# lab: kernels=6.1,6.12 members=4 size-mb=256 persist boots=2 timeout=900
+# lab: kernels=6.1,6.12 members=4 size-mb=256 persist boots=2 timeout=600
 # Crash consistency: every acknowledged write survives a crash of the VM.
 # Members are nvmet file-backed namespaces on the lab's persistent disk
 # (--persist: the guest's page cache is their volatile write cache, only what
 # the stack flushed survives); the VM boots twice on the same disk.
 #
 # Boot 1 (FX_BOOT=1): fxctl create over the 4 members, mkfs.xfs on the first
-# 640 MiB of the volume, mount; then, all at once for CRASH_SECS seconds:
+# 640 MiB of the volume, mount; then, all at once until both acknowledged
+# writers have MIN_ACKS entries (at most MAX_SECS seconds):
 #   - acknowledged file writes (buffered+RWF_DSYNC, O_DIRECT+RWF_DSYNC,
 #     buffered+fsync, O_SYNC) into pre-created files, each in its own slot;
 #   - acknowledged raw writes to the volume behind the file system
@@ -22,10 +23,14 @@
 # back with its checksum. Prints
 #   RESULT test=crash acked=N verified=N lost=0 fsck=clean ...
 #
-# Arguments (both boots get them): crash-secs=N (default 20);
-# break=nofsync claims one buffered write acknowledged without any sync
-# (boot 2 must then fail with lost=1); break=corrupt overwrites one
-# acknowledged raw block before the checks in boot 2 (must fail too).
+# Arguments (both boots get them): min-acks=N (default 20), max-secs=N
+# (default 45). To see it fail: break=nofsync claims one buffered write
+# acknowledged without any sync (boot 2 must then fail with lost=1);
+# break=member-wt sets member 1's write cache to "write through" in boot 1, so
+# the block layer drops the flushes and FUA that fxblk sends to it and its
+# data stays in the member's volatile cache (as if fxblk did not forward
+# them); break=corrupt overwrites one acknowledged raw block before the checks
+# in boot 2.
 . /lab/lib.sh
 read -r -a M <<<"${FX_MEMBERS:-}"
 [ "${#M[@]}" -ge 4 ] || fail "needs 4 members in FX_MEMBERS (got '${FX_MEMBERS:-}')"
@@ -34,12 +39,13 @@ P=${FX_PERSIST_DIR:-}
 [ -n "$P" ] && [ -d "$P" ] || fail "needs the lab's --persist (FX_PERSIST_DIR unset)"
 case ${FX_BOOT:-} in 1|2) ;; *) fail "needs --boots 2 (FX_BOOT='${FX_BOOT:-}')" ;; esac
 
-CRASH_SECS=20 BREAK=
+MIN_ACKS=20 MAX_SECS=45 BREAK=
 for a in "$@"; do
 	case $a in
-	crash-secs=*) CRASH_SECS=${a#*=} ;;
-	break=nofsync|break=corrupt) BREAK=${a#*=} ;;
-	*) fail "unknown argument '$a' (crash-secs=N, break=nofsync|corrupt)" ;;
+	min-acks=*) MIN_ACKS=${a#*=} ;;
+	max-secs=*) MAX_SECS=${a#*=} ;;
+	break=nofsync|break=member-wt|break=corrupt) BREAK=${a#*=} ;;
+	*) fail "unknown argument '$a' (min-acks=N max-secs=N break=nofsync|member-wt|corrupt)" ;;
 	esac
 done
 
@@ -67,13 +73,14 @@ create_volume() {
 # slice S LEN: sha256 of LEN bytes of $SRC from byte S (both 4 KiB multiples)
 slice_sum() {
 	local h
-	h=$(dd if=$SRC bs=4096 skip=$(($1 / 4096)) count=$(($2 / 4096)) 2>/dev/null | sha256sum) || return 1
+	h=$(dd if=$SRC bs="$2" iflag=skip_bytes,count_bytes skip="$1" count="$2" 2>/dev/null | busybox sha256sum) || return 1
 	echo "${h%% *}"
 }
-# read_sum FILE OFF LEN [direct]: sha256 of LEN bytes of FILE at OFF
+# read_sum FILE OFF LEN [direct]: sha256 of LEN bytes of FILE at OFF (one read)
 read_sum() {
 	local h
-	h=$(dd if="$1" bs=4096 skip=$(($2 / 4096)) count=$(($3 / 4096)) ${4:+iflag=direct} 2>/dev/null | sha256sum) || return 1
+	h=$(dd if="$1" bs="$3" iflag=skip_bytes,count_bytes${4:+,direct} skip="$2" count="$3" 2>/dev/null |
+		busybox sha256sum) || return 1
 	echo "${h%% *}"
 }
 # ack LINE: durably record an acknowledged write
@@ -146,6 +153,10 @@ boot1() {
 	local pids p
 	[ ! -e "$P/params" ] || fail "boot 1 on a used persistent disk ($P/params exists)"
 	fx_load
+	if [ "$BREAK" = member-wt ]; then
+		log "break=member-wt: ${M[1]} write cache -> write through (its flushes and FUA are dropped)"
+		echo "write through" > "/sys/block/${M[1]#/dev/}/queue/write_cache" || fail "break=member-wt: cannot set write_cache"
+	fi
 	create_volume
 	head -c $((16 * MiB)) /dev/urandom > $SRC || fail "random source"
 	fx_run mkfs.xfs -f -K -q -d size=${FS_MB}m "$DEV"
@@ -157,14 +168,17 @@ boot1() {
 	: > "$MAN.fs"; : > "$MAN.raw"; : > "$UMAN"
 	ack "chunk=$CHUNK data_offset=$DOFF size=$SIZE members=${M[*]} fs=xfs fs_mb=$FS_MB" "$P/params" ||
 		fail "writing $P/params"
-	log "boot 1: $DEV ($SIZE bytes) over ${M[*]}; writing for ${CRASH_SECS}s, then crashing"
+	log "boot 1: $DEV ($SIZE bytes) over ${M[*]}; writing until $MIN_ACKS file and raw acks (at most ${MAX_SECS}s), then crashing"
 	ack_fs & pids="$!"
 	ack_raw & pids+=" $!"
 	unacked_fs & pids+=" $!"
 	unacked_raw & pids+=" $!"
-	sleep "$CRASH_SECS"
-	for p in $pids; do
-		kill -0 "$p" 2>/dev/null || fail "a writer (pid $p) stopped before the crash (see its message above)"
+	for ((t = 0; t < MAX_SECS; t++)); do
+		sleep 1
+		for p in $pids; do
+			kill -0 "$p" 2>/dev/null || fail "a writer (pid $p) stopped before the crash (see its message above)"
+		done
+		[ "$(wc -l < "$MAN.fs")" -lt "$MIN_ACKS" ] || [ "$(wc -l < "$MAN.raw")" -lt "$MIN_ACKS" ] || break
 	done
 	log "boot 1: $(wc -l < "$MAN.fs") file and $(wc -l < "$MAN.raw") raw writes acknowledged," \
 		"$(wc -l < "$UMAN") unacknowledged raw writes issued; crashing now"
@@ -237,7 +251,7 @@ boot2() {
 		"acked_fs=$nfs acked_raw=$nraw unacked_raw_survived=$usurv/$utot kernel=$FX_KVER"
 	[ "$fsck" = clean ] || fail "xfs_repair -n found problems after the crash"
 	[ "$LOST" = 0 ] || fail "$LOST acknowledged writes lost or changed by the crash"
-	[ "$nfs" -ge 10 ] && [ "$nraw" -ge 10 ] ||
+	[ "$nfs" -ge 5 ] && [ "$nraw" -ge 5 ] ||
 		fail "too few acknowledged writes before the crash to mean anything ($nfs file, $nraw raw)"
 	[ "$VERIFIED" = "$ACKED" ] || fail "verified $VERIFIED of $ACKED"
 	fx_run umount $MNT
