@@ -5,9 +5,9 @@
 # (--persist: the guest's page cache is their volatile write cache, only what
 # the stack flushed survives); the VM boots twice on the same disk.
 #
-# Boot 1 (FX_BOOT=1): fxctl create over the 4 members, mkfs.xfs on the first
-# 640 MiB of the volume, mount; then, all at once until both acknowledged
-# writers have MIN_ACKS entries (at most MAX_SECS seconds):
+# Boot 1 (FX_BOOT=1): fxctl create over the 4 members, mkfs.xfs (or ext4)
+# on the first 640 MiB of the volume, mount; then, all at once until both
+# acknowledged writers have MIN_ACKS entries (at most MAX_SECS seconds):
 #   - acknowledged file writes (buffered+RWF_DSYNC, O_DIRECT+RWF_DSYNC,
 #     buffered+fsync, O_SYNC) into pre-created files, each in its own slot;
 #   - acknowledged raw writes to the volume behind the file system
@@ -23,7 +23,8 @@
 # back with its checksum. Prints
 #   RESULT test=crash acked=N verified=N lost=0 fsck=clean ...
 #
-# Arguments (both boots get them): min-acks=N (default 20), max-secs=N
+# Arguments (both boots get them): fs=xfs|ext4 (default xfs; ext4 is
+# checked with e2fsck -fn), min-acks=N (default 20), max-secs=N
 # (default 45). To see it fail: break=nofsync claims one buffered write
 # acknowledged without any sync (boot 2 must then fail with lost=1);
 # break=member-wt sets member 1's write cache to "write through" in boot 1, so
@@ -39,20 +40,21 @@ P=${FX_PERSIST_DIR:-}
 [ -n "$P" ] && [ -d "$P" ] || fail "needs the lab's --persist (FX_PERSIST_DIR unset)"
 case ${FX_BOOT:-} in 1|2) ;; *) fail "needs --boots 2 (FX_BOOT='${FX_BOOT:-}')" ;; esac
 
-MIN_ACKS=20 MAX_SECS=45 BREAK=
+MIN_ACKS=20 MAX_SECS=45 BREAK= FS=xfs
 for a in "$@"; do
 	case $a in
+	fs=xfs|fs=ext4) FS=${a#*=} ;;
 	min-acks=*) MIN_ACKS=${a#*=} ;;
 	max-secs=*) MAX_SECS=${a#*=} ;;
 	break=nofsync|break=member-wt|break=corrupt) BREAK=${a#*=} ;;
-	*) fail "unknown argument '$a' (min-acks=N max-secs=N break=nofsync|member-wt|corrupt)" ;;
+	*) fail "unknown argument '$a' (fs=xfs|ext4 min-acks=N max-secs=N break=nofsync|member-wt|corrupt)" ;;
 	esac
 done
 
 VOL=t26 CHUNK=64K DOFF=4M
 MNT=/mnt/t26
 MiB=1048576
-FS_MB=640                     # xfs on [0, 640 MiB) of the volume
+FS_MB=640                     # the file system on [0, 640 MiB) of the volume
 RAW_A=$((704 * MiB))          # acknowledged raw slots, 256 KiB each
 RAW_A_SLOTS=400               # ... up to 804 MiB
 RAW_U=$((832 * MiB))          # unacknowledged raw writes, 1 MiB each
@@ -159,14 +161,18 @@ boot1() {
 	fi
 	create_volume
 	head -c $((16 * MiB)) /dev/urandom > $SRC || fail "random source"
-	fx_run mkfs.xfs -f -K -q -d size=${FS_MB}m "$DEV"
-	fx_run mount -t xfs "$DEV" $MNT
+	if [ "$FS" = xfs ]; then
+		fx_run mkfs.xfs -f -K -q -d size=${FS_MB}m "$DEV"
+	else
+		fx_run mkfs.ext4 -F -q -E nodiscard "$DEV" ${FS_MB}M
+	fi
+	fx_run mount -t "$FS" "$DEV" $MNT
 	mkdir -p $MNT/a $MNT/u || fail "mkdir on the file system"
 	for ((p = 0; p < NF; p++)); do : > $MNT/a/f$p || fail "create a/f$p"; done
 	: > $MNT/a/nosync || fail "create a/nosync"
 	sync	# file system, directories and files are now acknowledged too
 	: > "$MAN.fs"; : > "$MAN.raw"; : > "$UMAN"
-	ack "chunk=$CHUNK data_offset=$DOFF size=$SIZE members=${M[*]} fs=xfs fs_mb=$FS_MB" "$P/params" ||
+	ack "chunk=$CHUNK data_offset=$DOFF size=$SIZE members=${M[*]} fs=$FS fs_mb=$FS_MB" "$P/params" ||
 		fail "writing $P/params"
 	log "boot 1: $DEV ($SIZE bytes) over ${M[*]}; writing until $MIN_ACKS file and raw acks (at most ${MAX_SECS}s), then crashing"
 	ack_fs & pids="$!"
@@ -217,7 +223,7 @@ boot2() {
 	local params nfs nraw usurv=0 utot=0 off len sum fsck=clean
 	params=$(cat "$P/params" 2>/dev/null) || fail "boot 1 left no $P/params (did it reach the write phase?)"
 	log "boot 2: boot 1 had: $params"
-	expect_match "$params" "chunk=$CHUNK data_offset=$DOFF .* members=${M[*]} " "boot 1 parameters"
+	expect_match "$params" "chunk=$CHUNK data_offset=$DOFF .* members=${M[*]} fs=$FS " "boot 1 parameters"
 	fx_load
 	create_volume
 	expect_match "$params" " size=$SIZE " "volume size in boot 2 ($SIZE) vs boot 1"
@@ -228,14 +234,17 @@ boot2() {
 		dd if=/dev/zero of="$DEV" bs=4096 seek=$((off / 4096)) count=1 oflag=direct conv=notrunc 2>/dev/null ||
 			fail "break=corrupt: write failed"
 	fi
-	# log replay, then the repair check (xfs_repair -n refuses a dirty log)
-	fx_run mount -t xfs "$DEV" $MNT
+	# log replay, then the check (xfs_repair -n refuses a dirty log; e2fsck
+	# -n would not replay the journal)
+	fx_run mount -t "$FS" "$DEV" $MNT
 	fx_run umount $MNT
-	if ! xfs_repair -n "$DEV" > /tmp/repair.out 2>&1; then
-		tail -n 30 /tmp/repair.out
-		fsck=NOT-clean
+	if [ "$FS" = xfs ]; then
+		xfs_repair -n "$DEV" > /tmp/repair.out 2>&1 || fsck=NOT-clean
+	else
+		e2fsck -fn "$DEV" > /tmp/repair.out 2>&1 || fsck=NOT-clean
 	fi
-	fx_run mount -t xfs "$DEV" $MNT
+	[ "$fsck" = clean ] || tail -n 30 /tmp/repair.out
+	fx_run mount -t "$FS" "$DEV" $MNT
 	ACKED=0 VERIFIED=0 LOST=0
 	verify "$MAN.fs"; nfs=$N_ENTRIES
 	verify "$MAN.raw"; nraw=$N_ENTRIES
@@ -248,8 +257,8 @@ boot2() {
 	done < "$UMAN"
 	log "acknowledged: $nfs file writes, $nraw raw writes; unacknowledged raw: $usurv of $utot survived"
 	echo "RESULT test=crash acked=$ACKED verified=$VERIFIED lost=$LOST fsck=$fsck" \
-		"acked_fs=$nfs acked_raw=$nraw unacked_raw_survived=$usurv/$utot kernel=$FX_KVER"
-	[ "$fsck" = clean ] || fail "xfs_repair -n found problems after the crash"
+		"fs=$FS acked_fs=$nfs acked_raw=$nraw unacked_raw_survived=$usurv/$utot kernel=$FX_KVER"
+	[ "$fsck" = clean ] || fail "$([ "$FS" = xfs ] && echo xfs_repair -n || echo e2fsck -fn) found problems after the crash"
 	[ "$LOST" = 0 ] || fail "$LOST acknowledged writes lost or changed by the crash"
 	[ "$nfs" -ge 5 ] && [ "$nraw" -ge 5 ] ||
 		fail "too few acknowledged writes before the crash to mean anything ($nfs file, $nraw raw)"
@@ -257,7 +266,7 @@ boot2() {
 	fx_run umount $MNT
 	fx_run fxctl remove $VOL
 	trap - EXIT
-	pass "$ACKED acknowledged writes survived the crash, xfs clean"
+	pass "$ACKED acknowledged writes survived the crash, $FS clean"
 }
 
 if [ "$FX_BOOT" = 1 ]; then boot1; else boot2; fi
