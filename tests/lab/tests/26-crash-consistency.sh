@@ -152,7 +152,7 @@ unacked_raw() {	# O_DIRECT writes without sync; recorded after the fact
 }
 
 boot1() {
-	local pids p
+	local pids p t
 	[ ! -e "$P/params" ] || fail "boot 1 on a used persistent disk ($P/params exists)"
 	fx_load
 	if [ "$BREAK" = member-wt ]; then
@@ -179,7 +179,8 @@ boot1() {
 	ack_raw & pids+=" $!"
 	unacked_fs & pids+=" $!"
 	unacked_raw & pids+=" $!"
-	for ((t = 0; t < MAX_SECS; t++)); do
+	t=$((SECONDS + MAX_SECS))
+	while [ "$SECONDS" -lt "$t" ]; do
 		sleep 1
 		for p in $pids; do
 			kill -0 "$p" 2>/dev/null || fail "a writer (pid $p) stopped before the crash (see its message above)"
