@@ -11,7 +11,7 @@
 #           line "# lab: kernels=6.1,6.12 members=4 [timeout=S mbps=N ...]"
 #           (other key=value pairs become tests/lab/run --key value)
 #   selftest the lab fails a run whose kernel WARNs, returns the script's
-#           status, kills a hung VM
+#           status, kills a hung VM, checks boot 1 of a --boots 2 run
 #
 # Environment:
 #   FXBLK_CHECK_FILTER=REGEX   run only tests whose name matches (grep -E)
@@ -178,6 +178,7 @@ lab_kernel_ok 6.1 || st_kernel=${LAB_KERNELS%%,*}
 t "selftest: lab detects kernel WARNING ($st_kernel)" "$TOP/tests/lab/selftest/run.sh" warn "$st_kernel"
 t "selftest: lab returns the script's exit status" "$TOP/tests/lab/selftest/run.sh" status "$st_kernel"
 t "selftest: lab kills a hung VM after its timeout" "$TOP/tests/lab/selftest/run.sh" timeout "$st_kernel"
+t "selftest: lab checks boot 1's kernel log in a --boots 2 run" "$TOP/tests/lab/selftest/run.sh" crash "$st_kernel"
 
 # ---- summary --------------------------------------------------------------
 T=$((SECONDS - T_ALL))

@@ -136,3 +136,24 @@ fx_json() {
 	FX_JSON=$(printf '%s' "$FX_OUT" | jq -c . 2>/dev/null) || fail "'$*' did not print valid JSON"
 }
 jqr() { printf '%s' "$FX_JSON" | jq -r "$1"; }
+
+# fx_crash: end boot 1 of a `--persist --boots 2` run the way a power cut
+# would: no sync, no unmount, no teardown. Tells the host that this death is
+# intended (the marker) and sends it the kernel log so far (checked like any
+# run's), then resets the VM with sysrq b. Boot 2 runs the script again with
+# FX_BOOT=2 on the same members.
+fx_crash() {
+	[ "${FX_BOOTS:-1}" = 2 ] && [ "${FX_BOOT:-}" = 1 ] ||
+		fail "fx_crash only in boot 1 of a --persist --boots 2 run (FX_BOOT=${FX_BOOT:-unset} FX_BOOTS=${FX_BOOTS:-unset})"
+	# closing ttyS1 waits until the UART has sent it all
+	{
+		echo "FXLAB crash-marker $(cut -d' ' -f1 /proc/uptime)"
+		echo "FXLAB dmesg-begin"
+		dmesg
+		echo "FXLAB dmesg-end"
+	} > /dev/ttyS1
+	log "crashing the VM on purpose (sysrq b)"
+	echo b > /proc/sysrq-trigger
+	sleep 10
+	fail "still running 10 s after sysrq b"
+}

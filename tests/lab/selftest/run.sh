@@ -4,6 +4,10 @@
 #                                               passes -> run must exit 1 naming the WARNING
 #   tests/lab/selftest/run.sh status  [KERNEL]  script exits 7 -> run must exit 7
 #   tests/lab/selftest/run.sh timeout [KERNEL]  script hangs -> run must exit 124, say TIMEOUT
+#   tests/lab/selftest/run.sh crash   [KERNEL]  --persist --boots 2: boot 1 WARNs, records
+#                                               a line, crashes; boot 2 finds the line and
+#                                               passes -> run must exit 1 naming the WARNING
+#   tests/lab/selftest/run.sh nocrash [KERNEL]  --boots 2 and boot 1 ends normally -> exit 1
 # Exit 0 when the lab behaved as required. KERNEL: 5.10|6.1|6.12 (default 6.1).
 set -uo pipefail
 HERE=$(cd "$(dirname "$(readlink -f "$0")")" && pwd)
@@ -25,13 +29,22 @@ check() {	# check WANT_RC REGEX DESC: judge the run's status and output
 	exit 1
 }
 case $CASE in
-warn)
+warn|crash)
 	B=$TOP/build/lab-selftest/$K
 	rm -rf "$B"; mkdir -p "$B"
 	cp "$HERE"/warn/* "$B/"
 	KDIR=$CACHE/k/$K/hdr/usr/src/linux-headers-$K
 	make -s -C "$KDIR" M="$B" CC=gcc modules 2>&1 | grep -v 'Skipping BTF' || true
-	[ -f "$B/fxlab_warn.ko" ] || { echo "selftest warn: could not build the module"; exit 1; }
+	[ -f "$B/fxlab_warn.ko" ] || { echo "selftest $CASE: could not build the module"; exit 1; }
+	if [ "$CASE" = crash ]; then
+		"$RUN" --kernel "$KS" --members 1 --size-mb 64 --persist --boots 2 --no-build --timeout 300 \
+			--file "$B/fxlab_warn.ko" -- "$HERE/crash-boots.sh" warn 2>&1 | tee "$OUT"
+		rc=${PIPESTATUS[0]}
+		grep -q "^lab: boot 1 of 2 ended in the script's crash" "$OUT" ||
+			{ echo "selftest crash: boot 1 did not end in the script's crash"; exit 1; }
+		grep -q '^PASS: crash-boots' "$OUT" || { echo "selftest crash: boot 2 of the script did not pass"; exit 1; }
+		check 1 'kernel log shows problems' "lab failed the run on boot 1's WARNING although boot 2 passed"
+	fi
 	"$RUN" --kernel "$KS" --no-fabric --no-build --timeout 300 --file "$B/fxlab_warn.ko" \
 		-- "$HERE/warn-load.sh" 2>&1 | tee "$OUT"
 	rc=${PIPESTATUS[0]}
@@ -52,6 +65,12 @@ timeout)
 	[ ! -e "$dir" ] || { echo "selftest timeout: run dir $dir left behind"; exit 1; }
 	[ -z "$left" ] || { echo "selftest timeout: QEMU still running: $left"; exit 1; }
 	check 124 'TIMEOUT' "hung VM killed after the timeout, no QEMU left"
+	;;
+nocrash)
+	"$RUN" --kernel "$KS" --members 1 --size-mb 64 --persist --boots 2 --no-build --timeout 300 \
+		-- "$HERE/crash-boots.sh" nocrash 2>&1 | tee "$OUT"
+	rc=${PIPESTATUS[0]}
+	check 1 'boot 1 of 2 ended normally' "a boot 1 that does not crash fails the run"
 	;;
 *) echo "unknown self-test '$CASE'"; exit 2 ;;
 esac
