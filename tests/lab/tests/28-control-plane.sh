@@ -52,9 +52,18 @@ sed 's/^/    /' /proc/$CPID/stack
 
 # uptime in ms (busybox date has no %N)
 now_ms() { awk '{printf "%d\n", $1 * 1000}' /proc/uptime; }
+# A reader stuck on a kernel mutex sits in D state, where timeout(1)'s
+# signals do not reach it: poll for it instead.
 for cmd in "fxctl list" "fxctl show t28a" "fxctl stats t28a" "fxctl -o json list"; do
 	t0=$(now_ms)
-	timeout 10 $cmd >/dev/null || fail "'$cmd' failed or took over 10 s while a CREATE was stuck"
+	$cmd >/dev/null &
+	rpid=$!
+	while kill -0 $rpid 2>/dev/null && [ $(($(now_ms) - t0)) -lt 10000 ]; do
+		sleep 0.1
+	done
+	kill -0 $rpid 2>/dev/null &&
+		fail "'$cmd' still waiting after 10 s behind the stuck CREATE: $(tr '\n' ' ' </proc/$rpid/stack)"
+	wait $rpid || fail "'$cmd' failed while a CREATE was stuck"
 	log "'$cmd' answered in $(($(now_ms) - t0)) ms"
 done
 kill -0 $CPID 2>/dev/null || fail "the CREATE finished early: the checks above proved nothing"
