@@ -122,7 +122,7 @@ if [ "$L" != 4096 ]; then
 	fx_expect_fail --rc 1 --msg "(logical block|block size)" fxctl create t14l "/dev/${NEW[0]}" "${M[0]}"
 	no_volume t14l
 else
-	log "members already have 4 KiB blocks: mismatch case skipped (lab run with --lbs 4096)"
+	skip "block-size mismatch: the members already have 4 KiB blocks (lab run with --lbs 4096)"
 fi
 # two 4 KiB members make a 4 KiB volume (limits are stacked)
 fx_run fxctl create t14k --chunk 64K "/dev/${NEW[0]}" "/dev/${NEW[1]}"
@@ -149,7 +149,7 @@ if unshare -r true 2>/dev/null; then
 	no_volume t14u 1
 	fx_expect_fail --rc 1 --msg "(permission|EPERM|not permitted)" unshare -r fxctl remove t14p
 else
-	log "SKIP user-namespace case: unshare -r not permitted in this kernel"
+	skip "user-namespace case: unshare -r not permitted in this kernel"
 fi
 # root without CAP_SYS_ADMIN (CAP_NET_ADMIN kept, so GENL_ADMIN_PERM passes):
 # the module's own check refuses, with its message
