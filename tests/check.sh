@@ -219,6 +219,6 @@ t "selftest: lab fails a run whose kernel is tainted" "$ST" taint "$st_kernel"
 T=$((SECONDS - T_ALL))
 echo "check: $((T / 60))m$((T % 60))s, logs in ${LOGDIR#"$TOP"/}/"
 for f in "${FAILS[@]}"; do echo "check: failed: $f"; done
-[ "$NOTES" = 0 ] || echo "check: $NOTES sub-checks skipped inside tests (the 'note: SKIP:' lines above)"
+[ "$NOTES" = 0 ] || echo "check: $NOTES sub-check(s) skipped inside tests (the 'note: SKIP:' lines above)"
 echo "$PASSED passed, $FAILED failed$([ "$SKIPPED" = 0 ] || echo ", $SKIPPED skipped")"
 [ "$FAILED" = 0 ]
