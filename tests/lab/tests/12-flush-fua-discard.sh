@@ -178,7 +178,9 @@ if [ "$MDMAX" != 0 ]; then
 	modprobe ext4 2>/dev/null
 	MNT=/mnt/t12; mkdir -p $MNT
 	trap 'umount $MNT 2>/dev/null; fxctl remove t12 >/dev/null 2>&1' EXIT
-	mkfs.ext4 -F -q -E nodiscard "$DEV" >/tmp/mkfs.out 2>&1 || { cat /tmp/mkfs.out; fail "mkfs.ext4 $DEV"; }
+	# 256 MiB of the volume (64 KiB chunks: all members), so that the first,
+	# full trim stays short under TCG
+	mkfs.ext4 -F -q -E nodiscard "$DEV" 256M >/tmp/mkfs.out 2>&1 || { cat /tmp/mkfs.out; fail "mkfs.ext4 $DEV"; }
 	mount -t ext4 "$DEV" $MNT || fail "mount $DEV"
 	# a first fstrim trims all free space (mkfs did not); ext4 then trims
 	# again only block groups where blocks were freed since: the file's
