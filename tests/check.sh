@@ -1,6 +1,10 @@
 #!/bin/bash
 # make check: every test of fxblk, one PASS/FAIL line each, logs under
-# build/check/, last line exactly "N passed, M failed" (exit 1 if M > 0).
+# build/check/, last line exactly "N passed, M failed", followed by
+# ", K skipped" on the same line when tests were skipped (exit 1 if M > 0).
+# A test that is not run (filtered out, kernel not selected) gets a line
+# "SKIP  NAME  REASON"; "SKIP: reason" lines a test prints (a lab sub-check
+# that cannot run) are shown as "      note: SKIP: ..." under its result.
 #
 #   unit    cmake build + ctest in build/ctl, and again with ASan/UBSan in
 #           build/ctl-asan (-DFXBLK_SANITIZE=ON); one line per ctest test
@@ -10,8 +14,10 @@
 #   lab     every tests/lab/tests/*.sh on each kernel named in its header
 #           line "# lab: kernels=6.1,6.12 members=4 [timeout=S mbps=N ...]"
 #           (other key=value pairs become tests/lab/run --key value)
-#   selftest the lab fails a run whose kernel WARNs, returns the script's
-#           status, kills a hung VM, checks boot 1 of a --boots 2 run
+#   selftest the lab fails a run whose kernel WARNs, panics mid-script, logs
+#           an I/O error the script did not allow (and passes one it did), or
+#           is tainted; returns the script's status; kills a hung VM and keeps
+#           its kernel messages; checks boot 1 of a --boots 2 run
 #
 # Environment:
 #   FXBLK_CHECK_FILTER=REGEX   run only tests whose name matches (grep -E)
@@ -31,10 +37,28 @@ export FXBLK_WERROR=1
 mkdir -p "$LOGDIR"
 rm -f "$LOGDIR"/*.log
 
-PASSED=0 FAILED=0 FAILS=()
+PASSED=0 FAILED=0 SKIPPED=0 NOTES=0 FAILS=()
 T_ALL=$SECONDS
 
 selected() { [ -z "$FILTER" ] || grep -Eq -- "$FILTER" <<< "$1"; }
+skip_test() {	# skip_test NAME REASON
+	SKIPPED=$((SKIPPED + 1))
+	printf 'SKIP  %-52s  %s\n' "$1" "$2"
+}
+# want NAME: selected by the filter, else counted and shown as skipped
+want() {
+	selected "$1" && return 0
+	skip_test "$1" "not matched by FXBLK_CHECK_FILTER='$FILTER'"
+	return 1
+}
+# notes LOG: show the "SKIP: reason" lines a test printed under its result
+notes() {
+	local line
+	while IFS= read -r line; do
+		NOTES=$((NOTES + 1))
+		printf '      note: %s\n' "$line"
+	done < <(grep -a '^SKIP: ' "$1" | sort -u)
+}
 logname() { echo "$LOGDIR/$(echo "$1" | tr -c 'A-Za-z0-9._-' '_' | sed 's/_*$//').log"; }
 record() {	# record NAME OK(0/1) SECONDS LOG
 	if [ "$2" = 0 ]; then
@@ -50,7 +74,7 @@ record() {	# record NAME OK(0/1) SECONDS LOG
 t() {
 	local name=$1 log t0 rc
 	shift
-	selected "$name" || return 0
+	want "$name" || return 0
 	log=$(logname "$name")
 	t0=$SECONDS
 	{ echo "# $name"; echo "# $*"; } > "$log"
@@ -58,6 +82,7 @@ t() {
 	rc=$?
 	echo "# exit $rc" >> "$log"
 	record "$name" $((rc != 0)) $((SECONDS - t0)) "$log"
+	notes "$log"
 }
 
 if [ -f "$CACHE/kernels.env" ]; then
@@ -79,7 +104,7 @@ kver() {
 unit() {
 	local dir=$1 label=$2 log name rc
 	shift 2
-	selected "unit $label" || return 0
+	want "unit $label" || return 0
 	build_tree() {
 		cmake -S "$TOP" -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@" &&
 			cmake --build "$dir" -j"$JOBS"
@@ -91,6 +116,10 @@ unit() {
 	local n=0
 	while read -r name status secs; do
 		n=$((n + 1))
+		if [ "$status" = Skipped ]; then
+			skip_test "unit $label: $name" "skipped by ctest (see $(basename "$log"))"
+			continue
+		fi
 		record "unit $label: $name" $([ "$status" = Passed ] && echo 0 || echo 1) "${secs%.*}" "$log"
 	done < <(sed -n 's/^ *[0-9]*\/[0-9]* Test *#[0-9]*: \([^ ]*\) [ .*]*\([A-Za-z]*\).* \([0-9.]*\) sec$/\1 \2 \3/p' "$log")
 	# no parsable result (build failed, ctest broke): one failure, not silence
@@ -140,7 +169,7 @@ for script in "$TOP"/tests/lab/tests/*.sh; do
 	header=$(sed -n 's/^# lab: *//p' "$script" | head -n1)
 	name=$(basename "$script" .sh)
 	if [ -z "$header" ]; then
-		selected "lab: $name" && record "lab: $name (no '# lab:' header line)" 1 0 "$script"
+		want "lab: $name" && record "lab: $name (no '# lab:' header line)" 1 0 "$script"
 		continue
 	fi
 	kernels= opts=()
@@ -152,7 +181,11 @@ for script in "$TOP"/tests/lab/tests/*.sh; do
 		esac
 	done
 	for s in ${kernels//,/ }; do
-		lab_kernel_ok "$s" && selected "lab $s: $name" || continue
+		if ! lab_kernel_ok "$s"; then
+			skip_test "lab $s: $name" "kernel $s not in FXBLK_LAB_KERNELS=$LAB_KERNELS"
+			continue
+		fi
+		want "lab $s: $name" || continue
 		LAB_NAMES+=("lab $s: $name")
 		LAB_ARGS+=("$(printf '%q ' --kernel "$s" "${opts[@]}" -- "$script")")
 	done
@@ -175,14 +208,20 @@ done
 # ---- lab self-tests --------------------------------------------------------
 st_kernel=6.1
 lab_kernel_ok 6.1 || st_kernel=${LAB_KERNELS%%,*}
-t "selftest: lab detects kernel WARNING ($st_kernel)" "$TOP/tests/lab/selftest/run.sh" warn "$st_kernel"
-t "selftest: lab returns the script's exit status" "$TOP/tests/lab/selftest/run.sh" status "$st_kernel"
-t "selftest: lab kills a hung VM after its timeout" "$TOP/tests/lab/selftest/run.sh" timeout "$st_kernel"
-t "selftest: lab checks boot 1's kernel log in a --boots 2 run" "$TOP/tests/lab/selftest/run.sh" crash "$st_kernel"
+ST=$TOP/tests/lab/selftest/run.sh
+t "selftest: lab detects kernel WARNING ($st_kernel)" "$ST" warn "$st_kernel"
+t "selftest: lab returns the script's exit status" "$ST" status "$st_kernel"
+t "selftest: lab kills a hung VM after its timeout" "$ST" timeout "$st_kernel"
+t "selftest: lab fails a run whose kernel panics mid-script" "$ST" panic "$st_kernel"
+t "selftest: lab fails a run whose kernel logs an I/O error" "$ST" ioerr "$st_kernel"
+t "selftest: lab passes an I/O error the script allows" "$ST" ioerr-allowed "$st_kernel"
+t "selftest: lab fails a run whose kernel is tainted" "$ST" taint "$st_kernel"
+t "selftest: lab checks boot 1's kernel log in a --boots 2 run" "$ST" crash "$st_kernel"
 
 # ---- summary --------------------------------------------------------------
 T=$((SECONDS - T_ALL))
 echo "check: $((T / 60))m$((T % 60))s, logs in ${LOGDIR#"$TOP"/}/"
 for f in "${FAILS[@]}"; do echo "check: failed: $f"; done
-echo "$PASSED passed, $FAILED failed"
+[ "$NOTES" = 0 ] || echo "check: $NOTES sub-check(s) skipped inside tests (the 'note: SKIP:' lines above)"
+echo "$PASSED passed, $FAILED failed$([ "$SKIPPED" = 0 ] || echo ", $SKIPPED skipped")"
 [ "$FAILED" = 0 ]

@@ -2,10 +2,13 @@
 // "fxblk" and check that each is refused with the expected errno and an
 // extack message. Run inside the lab VM, as root; with --expect-eperm it
 // drops to an unprivileged user first and checks that state-changing
-// commands are refused with EPERM while queries still work.
+// commands are refused with EPERM while queries still work. With
+// --live-volumes it only prints the module's FXBLK_ATTR_LIVE_VOLUMES from
+// STATUS (volumes allocated and not yet freed), for the lab's leak test.
 //
 // Exit status: 0 if every case got the expected result, 1 otherwise,
-// 2 on a usage error.
+// 2 on a usage error; --live-volumes: 0, 1 on error, 3 (and "absent") if the
+// module does not report the attribute.
 #include "error.hpp"
 #include "genl_socket.hpp"
 
@@ -17,6 +20,7 @@
 #include <grp.h>
 #include <iostream>
 #include <netlink/attr.h>
+#include <netlink/genl/genl.h>
 #include <string>
 #include <unistd.h>
 #include <vector>
@@ -163,11 +167,37 @@ void drop_privileges(uid_t uid)
 		throw Error("still able to regain root after dropping privileges");
 }
 
+// Prints FXBLK_ATTR_LIVE_VOLUMES of a STATUS reply, or "absent".
+int live_volumes()
+{
+	GenlSocket sock;
+	msg_ptr msg = new_genl_msg(sock.family(), FXBLK_CMD_STATUS, 0);
+	long live = -1;
+	auto r = sock.transact(msg.get(), [&](nlmsghdr *nlh) {
+		nlattr *tb[FXBLK_ATTR_MAX + 1];
+		if (genlmsg_parse(nlh, 0, tb, FXBLK_ATTR_MAX, nullptr) == 0 &&
+		    tb[FXBLK_ATTR_LIVE_VOLUMES] &&
+		    nla_len(tb[FXBLK_ATTR_LIVE_VOLUMES]) >= static_cast<int>(sizeof(std::uint32_t)))
+			live = nla_get_u32(tb[FXBLK_ATTR_LIVE_VOLUMES]);
+	});
+	if (r.err) {
+		std::cerr << fmt::format("fxblk-nltest: STATUS failed: {}{}\n", errno_name(r.err),
+					 r.extack.empty() ? "" : " \"" + r.extack + "\"");
+		return 1;
+	}
+	if (live < 0) {
+		std::cout << "absent\n";
+		return 3;
+	}
+	std::cout << live << '\n';
+	return 0;
+}
+
 }  // namespace
 
 int main(int argc, char **argv)
 {
-	po::options_description opts("Usage: fxblk-nltest [--expect-eperm] [--as-uid UID]\n"
+	po::options_description opts("Usage: fxblk-nltest [--expect-eperm] [--as-uid UID] | --live-volumes\n"
 				     "Options");
 	opts.add_options()
 		("expect-eperm", "drop root first; CREATE/DESTROY must get EPERM")
@@ -175,6 +205,8 @@ int main(int argc, char **argv)
 		 "unprivileged uid (and gid) for --expect-eperm")
 		("no-extack", "do not require an extack message with every error "
 			      "(EPERM from the genetlink core never has one)")
+		("live-volumes", "only print STATUS's live volume count (\"absent\", "
+				 "exit 3, if the module lacks FXBLK_ATTR_LIVE_VOLUMES)")
 		("help,h", "show this help");
 	po::variables_map vm;
 	try {
@@ -187,6 +219,14 @@ int main(int argc, char **argv)
 	if (vm.count("help")) {
 		std::cout << opts;
 		return 0;
+	}
+	if (vm.count("live-volumes")) {
+		try {
+			return live_volumes();
+		} catch (const std::exception &e) {
+			std::cerr << "fxblk-nltest: " << e.what() << '\n';
+			return 1;
+		}
 	}
 	bool eperm = vm.count("expect-eperm") > 0;
 	bool need_extack = !vm.count("no-extack");

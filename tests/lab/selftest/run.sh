@@ -4,6 +4,14 @@
 #                                               passes -> run must exit 1 naming the WARNING
 #   tests/lab/selftest/run.sh status  [KERNEL]  script exits 7 -> run must exit 7
 #   tests/lab/selftest/run.sh timeout [KERNEL]  script hangs -> run must exit 124, say TIMEOUT
+#                                               and show the kernel's messages from before
+#   tests/lab/selftest/run.sh panic   [KERNEL]  kernel panics mid-script -> run must fail
+#                                               (125, no status) and show the panic
+#   tests/lab/selftest/run.sh ioerr   [KERNEL]  kernel logs "I/O error", the script passes
+#                                               -> run must exit 1 naming the line
+#   tests/lab/selftest/run.sh ioerr-allowed [KERNEL]  the same with "# lab-allow:" for
+#                                               that line -> run must pass
+#   tests/lab/selftest/run.sh taint   [KERNEL]  kernel tainted U, log clean -> run must exit 1
 #   tests/lab/selftest/run.sh crash   [KERNEL]  --persist --boots 2: boot 1 WARNs, records
 #                                               a line, crashes; boot 2 finds the line and
 #                                               passes -> run must exit 1 naming the WARNING
@@ -12,7 +20,7 @@
 set -uo pipefail
 HERE=$(cd "$(dirname "$(readlink -f "$0")")" && pwd)
 TOP=$(cd "$HERE/../../.." && pwd)
-CASE=${1:?usage: run.sh warn|status|timeout [KERNEL]}
+CASE=${1:?usage: run.sh warn|status|timeout|panic|ioerr|ioerr-allowed|taint|crash|nocrash [KERNEL]}
 KS=${2:-6.1}
 CACHE=${FXBLK_CACHE:-/var/cache/fxblk}
 . "$CACHE/kernels.env"
@@ -64,7 +72,36 @@ timeout)
 	left=$(pgrep -f "$dir/initrd" || true)
 	[ ! -e "$dir" ] || { echo "selftest timeout: run dir $dir left behind"; exit 1; }
 	[ -z "$left" ] || { echo "selftest timeout: QEMU still running: $left"; exit 1; }
-	check 124 'TIMEOUT' "hung VM killed after the timeout, no QEMU left"
+	grep -Eq '^lab:   \| .*fxlab-selftest: kernel message before the hang' "$OUT" ||
+		{ echo "selftest timeout: the kernel messages before the hang were not kept"; exit 1; }
+	check 124 'TIMEOUT' "hung VM killed after the timeout, its kernel messages kept, no QEMU left"
+	;;
+panic)
+	"$RUN" --kernel "$KS" --no-fabric --no-build --timeout 300 -- "$HERE/panic.sh" 2>&1 | tee "$OUT"
+	rc=${PIPESTATUS[0]}
+	grep -q 'panic.sh: before the panic' "$OUT" || { echo "selftest panic: the script did not start"; exit 1; }
+	! grep -q 'after the panic' "$OUT" || { echo "selftest panic: the kernel did not panic"; exit 1; }
+	grep -Eq '^lab:   .*Kernel panic' "$OUT" || { echo "selftest panic: the run did not list the panic as a kernel log problem"; exit 1; }
+	check 125 'stopped without reporting' "a panic in the middle of the script fails the run"
+	;;
+ioerr)
+	"$RUN" --kernel "$KS" --no-fabric --no-build --timeout 300 -- "$HERE/io-error.sh" 2>&1 | tee "$OUT"
+	rc=${PIPESTATUS[0]}
+	grep -q 'as intended' "$OUT" || { echo "selftest ioerr: the script itself did not pass"; exit 1; }
+	check 1 '^lab:   .*I/O error, dev nullb0' "an I/O error in the kernel log fails the run although the script passed"
+	;;
+ioerr-allowed)
+	"$RUN" --kernel "$KS" --no-fabric --no-build --timeout 300 --file "$HERE/io-error.sh" \
+		-- "$HERE/io-error-allowed.sh" 2>&1 | tee "$OUT"
+	rc=${PIPESTATUS[0]}
+	grep -q 'as intended' "$OUT" || { echo "selftest ioerr-allowed: the script itself did not pass"; exit 1; }
+	check 0 "allowed by the script's '# lab-allow:': [1-9]" "an I/O error allowed by '# lab-allow:' passes"
+	;;
+taint)
+	"$RUN" --kernel "$KS" --no-fabric --no-build --timeout 300 -- "$HERE/taint.sh" 2>&1 | tee "$OUT"
+	rc=${PIPESTATUS[0]}
+	grep -q 'tainted is now' "$OUT" || { echo "selftest taint: the script did not run"; exit 1; }
+	check 1 'kernel tainted [0-9]+ \([A-Z]*U[A-Z]*\)' "a kernel tainted with a flag other than O/E fails the run"
 	;;
 nocrash)
 	"$RUN" --kernel "$KS" --members 1 --size-mb 64 --persist --boots 2 --no-build --timeout 300 \

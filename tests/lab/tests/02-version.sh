@@ -12,7 +12,8 @@ MODVER=$(cat /sys/module/fxblk/version) || fail "module has no version in sysfs"
 fx_run fxctl version
 TEXT=$FX_OUT
 expect_match "$TEXT" "$MODVER" "fxctl version text names the module version"
-expect_match "$TEXT" '[Aa][Pp][Ii][^0-9]*1' "fxctl version text names API version 1"
+# "(API 1)", not "API 12": the number must end there
+expect_match "$TEXT" '[Aa][Pp][Ii][^0-9]*1([^0-9]|$)' "fxctl version text names API version 1"
 
 fx_json fxctl -o json version
 expect_eq "$(jqr .schema_version)" 1 "json schema_version"

@@ -1,11 +1,13 @@
 #!/bin/bash
-# lab: kernels=6.1,6.12 members=4 timeout=1200
+# lab: kernels=5.10,6.1,6.12 members=4 timeout=1200
 # fio verify (crc32c, verify_fatal) through /dev/fxN: random and sequential
 # writes, 512 B..4 MiB blocks incl. chunk-crossing sizes, QD 1..64, libaio and
 # io_uring, near the end of the volume too. Sizes are capped so the whole test
 # stays well under a minute of TCG time at ~100 MiB/s (Soft-RoCE).
 # Proves the checker can fail: a sector corrupted behind fxblk's back (written
-# to a member directly) must make a verify-only pass fail.
+# to a member directly) must make a verify-only pass fail with a verify error
+# (any other fio failure does not count). io_uring runs are required: only a
+# kernel with io_uring switched off (sysctl) turns them into libaio, with SKIP.
 . /lab/lib.sh
 read -r -a M <<<"${FX_MEMBERS:-}"
 [ "${#M[@]}" -ge 4 ] || fail "needs 4 members in FX_MEMBERS (got '${FX_MEMBERS:-}')"
@@ -28,13 +30,16 @@ fio_verify() {
 		"$(awk -v a="$t0" '{print $1 - a}' /proc/uptime)" "$*"
 }
 
-# io_uring: Debian enables it; skip its runs only if the kernel refuses it.
+# io_uring: Debian enables it on every lab kernel. Only a sysctl that switches
+# it off makes its runs use libaio (with SKIP); fio failing to use it
+# otherwise is a failure, not a silent fallback.
 URING=1
 if [ "$(cat /proc/sys/kernel/io_uring_disabled 2>/dev/null || echo 0)" != 0 ]; then
-	URING=0; echo "SKIP io_uring: /proc/sys/kernel/io_uring_disabled != 0"
+	URING=0; skip "io_uring runs use libaio: /proc/sys/kernel/io_uring_disabled=$(cat /proc/sys/kernel/io_uring_disabled)"
 elif ! fio --eta=never --name=probe --ioengine=io_uring --filename=/dev/null --rw=write \
 		--bs=4k --size=4k >/tmp/probe.out 2>&1; then
-	URING=0; echo "SKIP io_uring: fio cannot use it here:"; tail -3 /tmp/probe.out
+	cat /tmp/probe.out
+	fail "fio cannot use io_uring on $(uname -r), which has it enabled"
 fi
 uring() { [ $URING = 1 ] && echo io_uring || echo libaio; }
 
@@ -66,11 +71,18 @@ OFF=$(fxctl -o json show t10 | jq -r '.volume.members[1].data_offset_bytes')
 dd if=/dev/urandom of="${M[1]}" bs=4096 count=1 seek=$((OFF / 4096)) oflag=direct conv=notrunc 2>/dev/null ||
 	fail "corrupting ${M[1]} at $OFF"
 if fio --eta=never --name=neg --filename="$DEV" --direct=1 --verify=crc32c --rw=write --bs=64k \
-	--size=1M --ioengine=libaio --verify_only=1 --output=/tmp/neg.out >/dev/null 2>&1; then
-	cat /tmp/neg.out
+	--size=1M --ioengine=libaio --verify_only=1 --output=/tmp/neg.out >/tmp/neg.err 2>&1; then
+	cat /tmp/neg.out /tmp/neg.err
 	fail "verify-only did not notice a corrupted block on ${M[1]} (at $OFF): checker is blind"
 fi
-log "corruption behind fxblk's back detected by fio verify (checker works)"
+# it must have failed BECAUSE of the corruption: a verify error at volume
+# offset 65536 (the corrupted 4 KiB are the start of the second 64 KiB block)
+VERR=$(grep -hE 'verify: bad magic header|verify failed|bad header' /tmp/neg.out /tmp/neg.err)
+if ! grep -qE 'offset 65536' <<< "$VERR"; then
+	cat /tmp/neg.out /tmp/neg.err
+	fail "verify-only failed, but not with a verify error at offset 65536 (the corrupted block): checker not proven"
+fi
+log "corruption behind fxblk's back detected by fio verify: $(head -n1 <<< "$VERR")"
 fxctl remove t10 || fail "fxctl remove t10"
 
 # Volume 2: default chunk (512 KiB); large I/O and 4 MiB blocks spanning 2 stripes.

@@ -1,11 +1,11 @@
 #!/bin/bash
-# lab: kernels=6.1,6.12 members=4 timeout=1200
+# lab: kernels=5.10,6.1,6.12 members=4 timeout=1200
 # A file system survives remove + re-create: mkfs.xfs on /dev/fxN, files of
 # assorted sizes (buffered and O_DIRECT, some with fsync), sha256 sums,
 # unmount, fxctl remove, re-create with the same members and chunk, mount,
 # verify every sum and xfs_repair -n finds nothing. Repeated with ext4 on a
 # different chunk size. Also checks that the file system saw the stripe
-# geometry (xfs sunit/swidth = chunk / chunk*N from io_min/io_opt).
+# geometry (xfs sunit = chunk, swidth = chunk*N, from io_min/io_opt).
 . /lab/lib.sh
 read -r -a M <<<"${FX_MEMBERS:-}"
 [ "${#M[@]}" -ge 4 ] || fail "needs 4 members in FX_MEMBERS (got '${FX_MEMBERS:-}')"
@@ -43,7 +43,7 @@ cycle() { # cycle FSTYPE CHUNK MKFS...
 		swidth=$(xfs_db -r -c 'sb 0' -c 'p width' "$dev" | awk '{print $3}')
 		# in fs blocks (4 KiB): unit = chunk/4K, width = unit * 4
 		log "xfs stripe unit $sunit, width $swidth blocks"
-		[ "$swidth" = $((sunit * 4)) ] && [ "$sunit" -gt 0 ] ||
+		[ "$swidth" = $((sunit * 4)) ] && [ "$sunit" = $((${chunk%K} / 4)) ] ||
 			fail "mkfs.xfs did not pick up the stripe geometry (unit $sunit, width $swidth): io_min/io_opt of $dev are $(cat /sys/block/${dev#/dev/}/queue/minimum_io_size)/$(cat /sys/block/${dev#/dev/}/queue/optimal_io_size)"
 	fi
 	populate
