@@ -516,7 +516,7 @@ static int fxblk_member_check(struct fxblk_volume *vol, unsigned int i,
 	u64 end;
 
 	if (bdev_is_zoned(m->bdev)) {
-		FXBLK_ERR(extack, "member %u (%pg) is zoned; fxblk stripes only conventional devices",
+		FXBLK_ERR(extack, "member %u (%pg) is zoned: not supported",
 			  i, m->bdev);
 		return -EINVAL;
 	}
@@ -532,7 +532,7 @@ static int fxblk_member_check(struct fxblk_volume *vol, unsigned int i,
 		return -EINVAL;
 	}
 	if (spec->data_offset < FXBLK_RESERVED_HEAD_SECTORS) {
-		FXBLK_ERR(extack, "member %u (%pg): data offset inside the reserved label area (first 4 MiB)",
+		FXBLK_ERR(extack, "member %u (%pg): data offset inside the 4 MiB label area",
 			  i, m->bdev);
 		return -EINVAL;
 	}
