@@ -9,7 +9,7 @@ BUILD   ?= $(CURDIR)/build
 KVER    ?= $(FXBLK_KVER_6_1)
 JOBS    ?= $(shell nproc)
 
-.PHONY: all module modules fxctl deps check demo bench clean help
+.PHONY: all module modules fxctl deps check check-full demo bench clean help
 
 all: module fxctl
 
@@ -33,6 +33,10 @@ deps:
 check:
 	bash tests/check.sh
 
+# Every lab test on every kernel its header names (longer than make check).
+check-full:
+	FXBLK_CHECK_FULL=1 bash tests/check.sh
+
 demo: all
 	bash tests/lab/run --kernel 6.1 --members 4 -- tests/demo.sh
 
@@ -46,5 +50,6 @@ help:
 	@echo "make deps   install build/test dependencies and fetch lab kernels (root)"
 	@echo "make        build fxblk.ko (KVER=$(KVER)) and fxctl"
 	@echo "make check  unit tests, module builds, lab tests; ends 'N passed, N failed'"
+	@echo "make check-full  the same with every lab test on every kernel it names"
 	@echo "make demo   a volume over NVMe-oF/RoCE namespaces in the lab VM"
 	@echo "make bench  fio: fxblk vs dm-stripe vs md raid0 vs JBOD -> build/bench/"

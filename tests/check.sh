@@ -12,7 +12,9 @@
 #   style   checkpatch --no-tree -f clean on kmod/*.c kmod/*.h and the uapi header
 #   dkms    dkms add/build against the 6.1 and 6.12 headers (tests/dkms.sh)
 #   lab     every tests/lab/tests/*.sh on each kernel named in its header
-#           line "# lab: kernels=6.1,6.12 members=4 [timeout=S mbps=N ...]"
+#           line "# lab: kernels=6.1,6.12 [quick=6.12] members=4 [timeout=S ...]";
+#           with quick=, the default run uses only those kernels (30-minute
+#           budget) and FXBLK_CHECK_FULL=1 (make check-full) all of kernels=
 #           (other key=value pairs become tests/lab/run --key value)
 #   selftest the lab fails a run whose kernel WARNs, panics mid-script, logs
 #           an I/O error the script did not allow (and passes one it did), or
@@ -22,6 +24,7 @@
 # Environment:
 #   FXBLK_CHECK_FILTER=REGEX   run only tests whose name matches (grep -E)
 #   FXBLK_LAB_KERNELS=6.1,6.12 restrict lab tests (and self-tests) to these kernels
+#   FXBLK_CHECK_FULL=1         every lab test on every kernel its header names
 #   FXBLK_CHECK_JOBS=N         parallel build jobs (default nproc)
 set -uo pipefail
 
@@ -31,6 +34,7 @@ CACHE=${FXBLK_CACHE:-/var/cache/fxblk}
 LOGDIR=$TOP/build/check
 FILTER=${FXBLK_CHECK_FILTER:-}
 LAB_KERNELS=${FXBLK_LAB_KERNELS:-5.10,6.1,6.12}
+FULL=${FXBLK_CHECK_FULL:-0}
 JOBS=${FXBLK_CHECK_JOBS:-$(nproc)}
 # The module builds with -Werror here (kmod/Kbuild); DKMS builds do not.
 export FXBLK_WERROR=1
@@ -172,10 +176,11 @@ for script in "$TOP"/tests/lab/tests/*.sh; do
 		want "lab: $name" && record "lab: $name (no '# lab:' header line)" 1 0 "$script"
 		continue
 	fi
-	kernels= opts=()
+	kernels= quick= opts=()
 	for kv in $header; do
 		case $kv in
 		kernels=*) kernels=${kv#kernels=} ;;
+		quick=*) quick=${kv#quick=} ;;
 		*=*) opts+=("--${kv%%=*}" "${kv#*=}") ;;
 		*) opts+=("--$kv") ;;
 		esac
@@ -183,6 +188,10 @@ for script in "$TOP"/tests/lab/tests/*.sh; do
 	for s in ${kernels//,/ }; do
 		if ! lab_kernel_ok "$s"; then
 			skip_test "lab $s: $name" "kernel $s not in FXBLK_LAB_KERNELS=$LAB_KERNELS"
+			continue
+		fi
+		if [ "$FULL" != 1 ] && [ -n "$quick" ] && [[ ,$quick, != *,$s,* ]]; then
+			skip_test "lab $s: $name" "runs on $quick by default; on $kernels in make check-full"
 			continue
 		fi
 		want "lab $s: $name" || continue

@@ -1,5 +1,5 @@
 #!/bin/bash
-# lab: kernels=6.1,6.12 members=4 timeout=1200
+# lab: kernels=6.1,6.12 quick=6.1 members=4 timeout=1200
 # Error paths, each with the right exit status, a message naming the object,
 # no volume left behind and a clean kernel log:
 #  busy member (in another fx volume; held by dm; racing creates: exactly one

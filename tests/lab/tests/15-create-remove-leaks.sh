@@ -1,5 +1,5 @@
 #!/bin/bash
-# lab: kernels=6.1,6.12 members=4 timeout=1200
+# lab: kernels=6.1,6.12 quick=6.12 members=4 timeout=1200
 # 32 volumes created, used and removed without leaking, then rmmod works.
 #
 # Single-volume leaks: the module's own count of volumes allocated and not yet

@@ -1,5 +1,5 @@
 #!/bin/bash
-# lab: kernels=6.1,6.12 members=4 size-mb=256 persist boots=2 timeout=600
+# lab: kernels=6.1,6.12 quick=6.12 members=4 size-mb=256 persist boots=2 timeout=600
 # Crash consistency: every acknowledged write survives a crash of the VM.
 # Members are nvmet file-backed namespaces on the lab's persistent disk
 # (--persist: the guest's page cache is their volatile write cache, only what

@@ -1,5 +1,5 @@
 #!/bin/bash
-# lab: kernels=6.1,6.12 members=4 timeout=900
+# lab: kernels=6.1,6.12 quick=6.1 members=4 timeout=900
 # Read-only requests never wait behind a CREATE that is stuck on a member.
 # The member's subsystem is unlinked from the target port, so nvme-rdma
 # reconnects in vain and multipath parks the member's I/O (up to
