@@ -334,8 +334,10 @@ int run_expect(const po::variables_map &vm)
 		}
 		nla_nest_end(m, ms);
 	}
-	if (vm.count("extra-attr"))  // e.g. FXBLK_ATTR_MAX + 1: unknown to the policy
-		nla_put_u32(m, static_cast<int>(vm["extra-attr"].as<unsigned>()), 0);
+	if (vm.count("extra-attr")) {
+		std::string t = vm["extra-attr"].as<std::string>();
+		nla_put_u32(m, t == "unknown" ? FXBLK_ATTR_MAX + 1 : static_cast<int>(parse_u64(t)), 0);
+	}
 
 	auto r = sock.transact(m, [](nlmsghdr *) {});
 	std::string got = errno_name(r.err) + (r.extack.empty() ? "" : " \"" + r.extack + "\"");
@@ -390,7 +392,8 @@ int main(int argc, char **argv)
 		 "DEV[,off=N][,sectors=N] (sectors; N may be 'max'); DEV a path or MAJ:MIN; "
 		 "off defaults to 8192")
 		("force", "FXBLK_ATTR_FORCE (DESTROY)")
-		("extra-attr", po::value<unsigned>(), "add a u32 attribute of this type")
+		("extra-attr", po::value<std::string>(),
+		 "add a u32 attribute of this type ('unknown': FXBLK_ATTR_MAX + 1)")
 		("keep", "keep a volume the request created")
 		("skip-if-ok", po::value<std::string>(),
 		 "if the kernel accepts what should be refused: print SKIP with this reason, exit 77")
