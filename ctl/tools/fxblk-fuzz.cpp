@@ -1450,9 +1450,16 @@ private:
 		Msg d;
 		d.type = family_;
 		d.cmd = FXBLK_CMD_DESTROY;
-		d.seq = ++seq_;
 		d.attrs.push_back(Attr::leaf(FXBLK_ATTR_NAME, str0(name)));
-		Reply r = transact(sock_, d.bytes());
+		Reply r;
+		// udev (outside the lab) may hold a new fxN open for a moment: EBUSY
+		for (int tries = 0; tries < 50; tries++) {
+			d.seq = ++seq_;
+			r = transact(sock_, d.bytes());
+			if (!r.errors.count(d.seq) || r.errors[d.seq] != EBUSY)
+				break;
+			::usleep(100000);
+		}
 		if (!r.acked.count(d.seq) || r.errors.count(d.seq))
 			st_.fail(fmt::format("could not destroy volume \"{}\" the fuzzer created: {}", name,
 					     errname(r.errors.count(d.seq) ? r.errors[d.seq] : 0)));
