@@ -6,9 +6,20 @@
 // --live-volumes it only prints the module's FXBLK_ATTR_LIVE_VOLUMES from
 // STATUS (volumes allocated and not yet freed), for the lab's leak test.
 //
+// Expect mode (--cmd): send ONE request built from the command line and
+// check the kernel's answer: errno (--expect) and extack text (--extack, an
+// ECMAScript regex). Used by lab tests to reach the module's own refusals
+// (duplicate member, block-size mismatch, offsets, max_volumes, ...):
+//   fxblk-nltest --cmd create --name v --member /dev/nvme0n1
+//       --member /dev/nvme0n1 --expect EINVAL --extack 'duplicates member'
+// A volume a CREATE made is destroyed again unless --keep. --skip-if-ok
+// REASON turns an unexpected success into "SKIP: REASON" (exit 77), for
+// checks the module may not implement yet; --require-feature NAME skips
+// (exit 77) when STATUS lacks that FXBLK_FEAT_* bit.
+//
 // Exit status: 0 if every case got the expected result, 1 otherwise,
-// 2 on a usage error; --live-volumes: 0, 1 on error, 3 (and "absent") if the
-// module does not report the attribute.
+// 2 on a usage error, 77 for a skip in expect mode; --live-volumes: 0, 1 on
+// error, 3 (and "absent") if the module does not report the attribute.
 #include "error.hpp"
 #include "genl_socket.hpp"
 
@@ -19,9 +30,15 @@
 #include <functional>
 #include <grp.h>
 #include <iostream>
+#include <linux/genetlink.h>
+#include <map>
 #include <netlink/attr.h>
 #include <netlink/genl/genl.h>
+#include <optional>
+#include <regex>
 #include <string>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 #include <vector>
 
@@ -193,12 +210,197 @@ int live_volumes()
 	return 0;
 }
 
+// ---- expect mode ---------------------------------------------------------
+
+int parse_errno(const std::string &s)
+{
+	if (s == "0" || s == "OK")
+		return 0;
+	for (int e = 1; e < 200; e++)
+		if (const char *n = strerrorname_np(e); n && s == n)
+			return e;
+	try {
+		return std::stoi(s);
+	} catch (const std::exception &) {
+		throw po::error("--expect " + s + ": not an errno name or number");
+	}
+}
+
+std::uint64_t parse_u64(const std::string &s)
+{
+	if (s == "max")
+		return ~0ULL;
+	std::size_t end = 0;
+	std::uint64_t v = std::stoull(s, &end, 0);
+	if (end != s.size())
+		throw po::error("bad number " + s);
+	return v;
+}
+
+// DEV[,off=SECTORS][,sectors=SECTORS]; DEV is a block device path or MAJ:MIN
+// (which need not exist). "max" is 2^64-1.
+struct MemberArg {
+	std::uint32_t major = 0, minor = 0;
+	std::optional<std::uint64_t> off, sectors;
+};
+
+MemberArg parse_member(const std::string &arg)
+{
+	MemberArg m;
+	std::string dev = arg.substr(0, arg.find(','));
+	unsigned maj, min;
+	char tail;
+	struct stat sb;
+	if (std::sscanf(dev.c_str(), "%u:%u%c", &maj, &min, &tail) == 2) {
+		m.major = maj;
+		m.minor = min;
+	} else if (::stat(dev.c_str(), &sb) == 0 && S_ISBLK(sb.st_mode)) {
+		m.major = major(sb.st_rdev);
+		m.minor = minor(sb.st_rdev);
+	} else {
+		throw po::error("--member " + arg + ": " + dev + " is not a block device or MAJ:MIN");
+	}
+	for (std::size_t pos = arg.find(','); pos != std::string::npos;) {
+		std::size_t next = arg.find(',', pos + 1);
+		std::string kv = arg.substr(pos + 1, next == std::string::npos ? next : next - pos - 1);
+		if (kv.rfind("off=", 0) == 0)
+			m.off = parse_u64(kv.substr(4));
+		else if (kv.rfind("sectors=", 0) == 0)
+			m.sectors = parse_u64(kv.substr(8));
+		else
+			throw po::error("--member " + arg + ": unknown " + kv);
+		pos = next;
+	}
+	return m;
+}
+
+std::uint8_t parse_cmd(const std::string &s)
+{
+	static const std::map<std::string, std::uint8_t> cmds = {
+		{"status", FXBLK_CMD_STATUS}, {"create", FXBLK_CMD_CREATE},
+		{"destroy", FXBLK_CMD_DESTROY}, {"get", FXBLK_CMD_GET},
+		{"stats", FXBLK_CMD_STATS},   {"event", FXBLK_CMD_EVENT}};
+	auto it = cmds.find(s);
+	if (it == cmds.end())
+		throw po::error("--cmd " + s + ": one of status create destroy get stats event");
+	return it->second;
+}
+
+std::uint64_t features(GenlSocket &sock)
+{
+	std::uint64_t f = 0;
+	msg_ptr msg = new_genl_msg(sock.family(), FXBLK_CMD_STATUS);
+	auto r = sock.transact(msg.get(), [&](nlmsghdr *nlh) {
+		auto *g = static_cast<genlmsghdr *>(nlmsg_data(nlh));
+		int len = nlmsg_datalen(nlh) - GENL_HDRLEN;
+		auto *head = reinterpret_cast<nlattr *>(reinterpret_cast<char *>(g) + GENL_HDRLEN);
+		if (nlattr *a = nla_find(head, len, FXBLK_ATTR_FEATURES); a && nla_len(a) == 8)
+			f = nla_get_u64(a);
+	});
+	if (r.err)
+		throw Error("STATUS failed: " + errno_name(r.err));
+	return f;
+}
+
+void destroy_by_name(GenlSocket &sock, const std::string &name)
+{
+	msg_ptr msg = new_genl_msg(sock.family(), FXBLK_CMD_DESTROY);
+	nla_put_string(msg.get(), FXBLK_ATTR_NAME, name.c_str());
+	auto r = sock.transact(msg.get(), [](nlmsghdr *) {});
+	std::cout << fmt::format("  (destroyed volume \"{}\" again: {})\n", name, errno_name(r.err));
+}
+
+int run_expect(const po::variables_map &vm)
+{
+	std::uint8_t cmd = parse_cmd(vm["cmd"].as<std::string>());
+	int want = parse_errno(vm["expect"].as<std::string>());
+	std::string label = vm.count("label") ? vm["label"].as<std::string>()
+					      : vm["cmd"].as<std::string>();
+	std::vector<MemberArg> members;
+	if (vm.count("member"))
+		for (const auto &a : vm["member"].as<std::vector<std::string>>())
+			members.push_back(parse_member(a));
+	std::optional<std::regex> re;
+	if (vm.count("extack"))
+		re.emplace(vm["extack"].as<std::string>(), std::regex::ECMAScript);
+
+	GenlSocket sock;
+	if (vm.count("require-feature")) {
+		static const std::map<std::string, std::uint64_t> bits = {
+			{"stripe", FXBLK_FEAT_STRIPE}, {"stats", FXBLK_FEAT_STATS},
+			{"events", FXBLK_FEAT_EVENTS}, {"nowait", FXBLK_FEAT_NOWAIT},
+			{"health", FXBLK_FEAT_HEALTH}};
+		std::string f = vm["require-feature"].as<std::string>();
+		auto it = bits.find(f);
+		if (it == bits.end())
+			throw po::error("--require-feature " + f + ": unknown");
+		if (!(features(sock) & it->second)) {
+			std::cout << fmt::format("SKIP: {}: the module does not report feature {}\n", label, f);
+			return 77;
+		}
+	}
+
+	msg_ptr msg = new_genl_msg(sock.family(), cmd);
+	nl_msg *m = msg.get();
+	std::string name = vm.count("name") ? vm["name"].as<std::string>() : "";
+	if (vm.count("name"))
+		nla_put_string(m, FXBLK_ATTR_NAME, name.c_str());
+	if (vm.count("index"))
+		nla_put_u32(m, FXBLK_ATTR_INDEX, vm["index"].as<std::uint32_t>());
+	if (vm.count("chunk"))
+		nla_put_u32(m, FXBLK_ATTR_CHUNK_SECTORS, vm["chunk"].as<std::uint32_t>());
+	if (vm.count("force"))
+		nla_put_flag(m, FXBLK_ATTR_FORCE);
+	if (!members.empty()) {
+		nlattr *ms = nla_nest_start(m, FXBLK_ATTR_MEMBERS | NLA_F_NESTED);
+		for (const auto &a : members) {
+			nlattr *one = nla_nest_start(m, FXBLK_ATTR_MEMBER | NLA_F_NESTED);
+			nla_put_u32(m, FXBLK_MEMBER_ATTR_MAJOR, a.major);
+			nla_put_u32(m, FXBLK_MEMBER_ATTR_MINOR, a.minor);
+			nla_put_u64(m, FXBLK_MEMBER_ATTR_DATA_OFFSET, a.off.value_or(8192));
+			if (a.sectors)
+				nla_put_u64(m, FXBLK_MEMBER_ATTR_DATA_SECTORS, *a.sectors);
+			nla_nest_end(m, one);
+		}
+		nla_nest_end(m, ms);
+	}
+	if (vm.count("extra-attr")) {
+		std::string t = vm["extra-attr"].as<std::string>();
+		nla_put_u32(m, t == "unknown" ? FXBLK_ATTR_MAX + 1 : static_cast<int>(parse_u64(t)), 0);
+	}
+
+	auto r = sock.transact(m, [](nlmsghdr *) {});
+	std::string got = errno_name(r.err) + (r.extack.empty() ? "" : " \"" + r.extack + "\"");
+	bool created = cmd == FXBLK_CMD_CREATE && r.err == 0;
+	int rc;
+	if (r.err == 0 && want != 0 && vm.count("skip-if-ok")) {
+		std::cout << fmt::format("SKIP: {}: {} (the module answered OK)\n", label,
+					 vm["skip-if-ok"].as<std::string>());
+		rc = 77;
+	} else if (r.err != want) {
+		std::cout << fmt::format("FAIL {}: {}, expected {}\n", label, got, errno_name(want));
+		rc = 1;
+	} else if (re && !std::regex_search(r.extack, *re)) {
+		std::cout << fmt::format("FAIL {}: {}, extack does not match /{}/\n", label, got,
+					 vm["extack"].as<std::string>());
+		rc = 1;
+	} else {
+		std::cout << fmt::format("PASS {}: {}\n", label, got);
+		rc = 0;
+	}
+	if (created && !vm.count("keep"))
+		destroy_by_name(sock, name);
+	return rc;
+}
+
 }  // namespace
 
 int main(int argc, char **argv)
 {
-	po::options_description opts("Usage: fxblk-nltest [--expect-eperm] [--as-uid UID] | --live-volumes\n"
-				     "Options");
+	po::options_description opts(
+		"Usage: fxblk-nltest [--expect-eperm] [--as-uid UID] | --live-volumes\n"
+		"       fxblk-nltest --cmd CMD [request options] --expect ERRNO [--extack REGEX]\n"
+		"Options");
 	opts.add_options()
 		("expect-eperm", "drop root first; CREATE/DESTROY must get EPERM")
 		("as-uid", po::value<unsigned>()->default_value(65534),
@@ -208,6 +410,28 @@ int main(int argc, char **argv)
 		("live-volumes", "only print STATUS's live volume count (\"absent\", "
 				 "exit 3, if the module lacks FXBLK_ATTR_LIVE_VOLUMES)")
 		("help,h", "show this help");
+	po::options_description expect_opts("Expect mode: one request, checked");
+	expect_opts.add_options()
+		("cmd", po::value<std::string>(), "status|create|destroy|get|stats|event")
+		("expect", po::value<std::string>()->default_value("0"),
+		 "errno name (EINVAL) or number the kernel must answer; 0/OK: success")
+		("extack", po::value<std::string>(), "regex the extack message must match")
+		("label", po::value<std::string>(), "name of the case in the output")
+		("name", po::value<std::string>(), "FXBLK_ATTR_NAME")
+		("index", po::value<std::uint32_t>(), "FXBLK_ATTR_INDEX")
+		("chunk", po::value<std::uint32_t>(), "FXBLK_ATTR_CHUNK_SECTORS")
+		("member", po::value<std::vector<std::string>>(),
+		 "DEV[,off=N][,sectors=N] (sectors; N may be 'max'); DEV a path or MAJ:MIN; "
+		 "off defaults to 8192")
+		("force", "FXBLK_ATTR_FORCE (DESTROY)")
+		("extra-attr", po::value<std::string>(),
+		 "add a u32 attribute of this type ('unknown': FXBLK_ATTR_MAX + 1)")
+		("keep", "keep a volume the request created")
+		("skip-if-ok", po::value<std::string>(),
+		 "if the kernel accepts what should be refused: print SKIP with this reason, exit 77")
+		("require-feature", po::value<std::string>(),
+		 "skip (exit 77) unless STATUS reports this feature (stripe stats events nowait health)");
+	opts.add(expect_opts);
 	po::variables_map vm;
 	try {
 		po::store(po::parse_command_line(argc, argv, opts), vm);
@@ -223,6 +447,17 @@ int main(int argc, char **argv)
 	if (vm.count("live-volumes")) {
 		try {
 			return live_volumes();
+		} catch (const std::exception &e) {
+			std::cerr << "fxblk-nltest: " << e.what() << '\n';
+			return 1;
+		}
+	}
+	if (vm.count("cmd")) {
+		try {
+			return run_expect(vm);
+		} catch (const po::error &e) {
+			std::cerr << "fxblk-nltest: " << e.what() << '\n';
+			return 2;
 		} catch (const std::exception &e) {
 			std::cerr << "fxblk-nltest: " << e.what() << '\n';
 			return 1;

@@ -9,7 +9,28 @@
 #  unknown volume, destroy while open (fd, mount), unprivileged caller (uid
 #  65534 without caps; root in a child user namespace, which only the kernel's
 #  GENL_ADMIN_PERM can refuse), malformed netlink attributes (fxblk-nltest).
+# The kernel's own refusals, reached with raw messages (fxblk-nltest --cmd,
+# no fxctl pre-checks in the way), each asserted by errno AND extack text:
+#  duplicate member (path, MAJ:MIN alias), busy member, no such device,
+#  block-size mismatch (a null_blk of the other block size), data offset
+#  beyond the end / range overflowing u64 / range past the end / no whole
+#  chunk left / unaligned on 4 KiB, data offset inside the reserved label
+#  area (SKIP while the module accepts it), name rules, chunk rules, unknown
+#  and output-only attributes, DESTROY with NAME and INDEX of two different
+#  volumes (SKIP without FXBLK_FEAT_HEALTH), DESTROY of an open volume
+#  without FORCE, max_volumes (module reloaded with max_volumes=2).
+# Args: [--refusals-only] [--break errno|extack]: --break makes every one of
+# those assertions wrong on purpose; each must then fail (proves they can).
 . /lab/lib.sh
+ONLY= BREAK=
+while [ $# -gt 0 ]; do
+	case $1 in
+	--refusals-only) ONLY=1 ;;
+	--break) BREAK=$2; shift ;;
+	*) fail "unknown argument $1" ;;
+	esac
+	shift
+done
 read -r -a M <<<"${FX_MEMBERS:-}"
 [ "${#M[@]}" -ge 4 ] || fail "needs 4 members in FX_MEMBERS (got '${FX_MEMBERS:-}')"
 fx_load
@@ -30,6 +51,135 @@ no_volume() { # no_volume NAME: the failed create left nothing behind
 	[ "$(nvols)" = "${2:-0}" ] || fail "expected ${2:-0} volumes after failed create, have $(nvols)"
 }
 fx_mark start
+
+# --- the kernel's own refusals, with raw messages -----------------------------
+# nlx LABEL ERRNO REGEX NLTEST-ARGS...: one request; errno and extack asserted
+NLX_BROKEN=0 NLX_SKIPPED=0
+nlx() {
+	local label=$1 want=$2 re=$3 rc
+	shift 3
+	case $BREAK in
+	errno) want=EXDEV ;;
+	extack) re='^text no refusal has$' ;;
+	esac
+	log "+ fxblk-nltest --label '$label' --expect $want --extack '$re' $*"
+	FX_OUT=$(fxblk-nltest --label "$label" --expect "$want" --extack "$re" "$@" 2>&1)
+	rc=$?
+	printf '%s\n' "$FX_OUT"
+	if [ "$rc" = 77 ]; then	# nltest printed "SKIP: <label>: <reason>"
+		NLX_SKIPPED=$((NLX_SKIPPED + 1))
+	elif [ -n "$BREAK" ]; then
+		[ "$rc" = 1 ] && grep -qF "FAIL $label: " <<<"$FX_OUT" ||
+			fail "broken on purpose (--break $BREAK), yet '$label' did not fail (exit $rc)"
+		NLX_BROKEN=$((NLX_BROKEN + 1))
+	else
+		[ "$rc" = 0 ] || fail "kernel refusal '$label': exit $rc"
+	fi
+}
+nvols_is() { [ "$(nvols)" = "$1" ] || fail "$2: $(nvols) volumes, expected $1"; }
+N0=${M[0]#/dev/} N1=${M[1]#/dev/}
+L=$(cat "/sys/block/$N0/queue/logical_block_size")
+SZ0=$(blockdev --getsz "${M[0]}") || fail "blockdev --getsz ${M[0]}"
+fx_mark refusals
+# members
+nlx "duplicate member" EINVAL '^fxblk: member 2 duplicates member 0$' \
+	--cmd create --name t14n --member "${M[0]}" --member "${M[1]}" --member "${M[0]}"
+nlx "duplicate member by MAJ:MIN" EINVAL '^fxblk: member 1 duplicates member 0$' \
+	--cmd create --name t14n --member "${M[0]}" --member "$(cat "/sys/block/$N0/dev")"
+nlx "no such device" ENODEV '^fxblk: member 1 \(4095:1048575\): no such block device$' \
+	--cmd create --name t14n --member "${M[0]}" --member 4095:1048575
+# data offsets and sizes (512-byte sectors)
+nlx "data offset at the member end" EINVAL "^fxblk: member 0 \\($N0\\): data offset beyond member end\$" \
+	--cmd create --name t14n --member "${M[0]},off=$SZ0"
+nlx "data offset near 2^64" EINVAL "^fxblk: member 1 \\($N1\\): data offset beyond member end\$" \
+	--cmd create --name t14n --member "${M[0]}" --member "${M[1]},off=0xfffffffffffffff8"
+nlx "data range overflowing u64" EINVAL "^fxblk: member 0 \\($N0\\): data range exceeds member size\$" \
+	--cmd create --name t14n --member "${M[0]},off=8192,sectors=max"
+nlx "data range past the end" EINVAL "^fxblk: member 0 \\($N0\\): data range exceeds member size\$" \
+	--cmd create --name t14n --member "${M[0]},off=8192,sectors=$((SZ0 - 8191))"
+nlx "no whole chunk after the offset" EINVAL '^fxblk: capacity invalid: smallest member holds 0 chunks$' \
+	--cmd create --name t14n --chunk 1024 --member "${M[0]},off=$((SZ0 - 8))"
+nvols_is 0 "after refused creates"
+# the first 4 MiB of a member are reserved for labels (docs/on-disk-format.md)
+nlx "data offset inside the reserved label area" EINVAL '(reserved|label)' \
+	--skip-if-ok "the module does not enforce the reserved label area (data offset 0 of the first 4 MiB) yet" \
+	--cmd create --name t14n --member "${M[0]},off=0" --member "${M[1]},off=2048"
+nvols_is 0 "after the reserved-area case"
+# block-size mismatch: a null_blk with the other logical block size
+O=$([ "$L" = 4096 ] && echo 512 || echo 4096)
+mkdir $NB/t14z || fail "null_blk configfs mkdir t14z"
+echo 64 >$NB/t14z/size; echo "$O" >$NB/t14z/blocksize; echo 1 >$NB/t14z/memory_backed
+echo 1 >$NB/t14z/power || fail "power on null_blk t14z"
+if [ -b /dev/t14z ]; then Z=t14z; else Z=nullb$(cat $NB/t14z/index); fi
+[ "$(cat /sys/block/$Z/queue/logical_block_size)" = "$O" ] || fail "/dev/$Z does not have $O-byte blocks"
+nlx "block-size mismatch" EINVAL "^fxblk: member 1 \\($Z\\): logical block size $O, member 0: $L\$" \
+	--cmd create --name t14n --member "${M[0]}" --member "/dev/$Z"
+nlx "block-size mismatch, other order" EINVAL "^fxblk: member 1 \\($N0\\): logical block size $L, member 0: $O\$" \
+	--cmd create --name t14n --member "/dev/$Z,off=2048" --member "${M[0]}"
+nlx "data offset not aligned to 4 KiB" EINVAL "^fxblk: member 0 \\(($Z|$N0)\\): data offset not aligned to 4096 bytes\$" \
+	--cmd create --name t14n --member "/dev/$([ "$O" = 4096 ] && echo "$Z" || echo "$N0"),off=8193"
+echo 0 >$NB/t14z/power; rmdir $NB/t14z || fail "rmdir null_blk t14z (still held?)"
+# name and chunk rules, attributes the policy does not know or take
+for n in "" . .. a/b "a b" "fx%d"; do
+	nlx "volume name '$n'" EINVAL '^fxblk: volume name must be 1-31 of \[A-Za-z0-9\._-\]$' \
+		--cmd create --name "$n" --member "${M[0]}"
+done
+nlx "volume name of 32 characters" EINVAL 'policy validation' \
+	--cmd create --name "$(printf 'n%.0s' {1..32})" --member "${M[0]}"
+# (this one is set with NL_SET_ERR_MSG_ATTR: no "fxblk: " prefix today)
+for c in 0 4 1000 65536 4294967295; do
+	nlx "chunk of $c sectors" EINVAL '^(fxblk: )?chunk size must be a power of two, 4 KiB to 16 MiB$' \
+		--cmd create --name t14n --chunk "$c" --member "${M[0]}"
+done
+nlx "unknown attribute (FXBLK_ATTR_MAX + 1)" EINVAL 'Unknown attribute type' \
+	--cmd create --name t14n --member "${M[0]}" --extra-attr unknown
+nlx "output-only attribute CAPACITY in a request" EINVAL 'Unsupported attribute' \
+	--cmd get --name t14n --extra-attr 8
+nvols_is 0 "after refused creates"
+# busy member, open volume, NAME and INDEX of two volumes
+fx_run fxctl create t14a --chunk 64K "${M[0]}" "${M[1]}"
+fx_run fxctl create t14b --chunk 64K "${M[2]}" "${M[3]}"
+A=$(fxdev t14a) || fail "no device for t14a"
+B=$(fxdev t14b) || fail "no device for t14b"
+nlx "busy member (in t14a)" EBUSY "^fxblk: member 0 \\($(cat "/sys/block/$N1/dev")\\) is busy: opened exclusively elsewhere\$" \
+	--cmd create --name t14n --member "${M[1]}"
+nlx "volume name taken" EEXIST '^fxblk: volume "t14a" already exists$' \
+	--cmd create --name t14a --member 4095:1
+nlx "DESTROY: NAME and INDEX of two different volumes" ENOENT '(name|NAME|index|INDEX)' \
+	--require-feature health --cmd destroy --name t14a --index "${B#/dev/fx}"
+fxdev t14a >/dev/null && fxdev t14b >/dev/null || fail "DESTROY naming two volumes removed one of them"
+exec 3<"$A"
+nlx "DESTROY of an open volume without FORCE" EBUSY "^fxblk: ${A#/dev/} \\(t14a\\) is open; close or unmount it first\$" \
+	--cmd destroy --name t14a
+exec 3<&-
+fxdev t14a >/dev/null || fail "refused DESTROY removed t14a"
+fx_run fxctl remove t14a
+fx_run fxctl remove t14b
+# max_volumes: module reloaded with room for two volumes
+fx_unload
+modprobe fxblk max_volumes=2 || fail "modprobe fxblk max_volumes=2"
+expect_eq "$(cat /sys/module/fxblk/parameters/max_volumes)" 2 "max_volumes parameter"
+fx_run fxctl create t14v1 --chunk 64K "${M[0]}"
+fx_run fxctl create t14v2 --chunk 64K "${M[1]}"
+nlx "third volume with max_volumes=2" ENOSPC '^fxblk: all 2 volumes in use \(max_volumes\)$' \
+	--cmd create --name t14v3 --member "${M[2]}"
+nvols_is 2 "after the refused third volume"
+[ -z "$(ls "/sys/block/${M[2]#/dev/}/holders")" ] || fail "${M[2]} held after the refused third volume"
+fx_run fxctl remove t14v1
+fx_run fxctl remove t14v2
+fx_unload
+fx_load
+fx_dmesg_clean_since refusals
+if [ -n "$BREAK" ]; then
+	log "--break $BREAK: all $NLX_BROKEN assertions failed as they must ($NLX_SKIPPED skipped)"
+	trap - EXIT
+	pass "every refusal assertion can fail ($NLX_BROKEN broken on purpose)"
+fi
+log "kernel refusals: all asserted ($NLX_SKIPPED skipped)"
+if [ -n "$ONLY" ]; then
+	trap - EXIT
+	pass "kernel refusals (--refusals-only)"
+fi
 
 # --- busy member: already in another volume --------------------------------
 fx_run fxctl create t14a --chunk 64K "${M[0]}" "${M[1]}"
