@@ -290,6 +290,22 @@ void fxblk_nl_event(struct fxblk_volume *vol, u32 event,
 
 /* ---- requests ---------------------------------------------------------- */
 
+/* Also keeps "." and ".." out of /dev/fx/<name>. */
+static int fxblk_check_name(const char *name, struct netlink_ext_ack *extack)
+{
+	const char *p;
+
+	for (p = name; *p; p++)
+		if (!isalnum(*p) && *p != '.' && *p != '_' && *p != '-')
+			break;
+	if (!*name || *p || !strcmp(name, ".") || !strcmp(name, "..")) {
+		NL_SET_ERR_MSG_MOD(extack,
+				   "volume name must be 1-31 of [A-Za-z0-9._-]");
+		return -EINVAL;
+	}
+	return 0;
+}
+
 /*
  * The volume named by NAME and/or INDEX, with a reference. Given both, they
  * must name the same volume: a remove racing a remove+create must not hit
@@ -306,6 +322,9 @@ static struct fxblk_volume *fxblk_nl_lookup(struct genl_info *info)
 				   "name the volume with NAME or INDEX");
 		return ERR_PTR(-EINVAL);
 	}
+	/* Never echo a name that could not exist (control characters...). */
+	if (name && fxblk_check_name(nla_data(name), info->extack))
+		return ERR_PTR(-EINVAL);
 	vol = name ? fxblk_get_volume(nla_data(name), 0) :
 		     fxblk_get_volume(NULL, nla_get_u32(index));
 	if (!vol) {
@@ -348,22 +367,6 @@ static int fxblk_nl_status(struct sk_buff *skb, struct genl_info *info)
 	}
 	genlmsg_end(msg, hdr);
 	return genlmsg_reply(msg, info);
-}
-
-/* Also keeps "." and ".." out of /dev/fx/<name>. */
-static int fxblk_check_name(const char *name, struct netlink_ext_ack *extack)
-{
-	const char *p;
-
-	for (p = name; *p; p++)
-		if (!isalnum(*p) && *p != '.' && *p != '_' && *p != '-')
-			break;
-	if (!*name || *p || !strcmp(name, ".") || !strcmp(name, "..")) {
-		NL_SET_ERR_MSG_MOD(extack,
-				   "volume name must be 1-31 of [A-Za-z0-9._-]");
-		return -EINVAL;
-	}
-	return 0;
 }
 
 static int fxblk_parse_member(struct nlattr *nla, unsigned int i,
@@ -412,14 +415,15 @@ static int fxblk_parse_members(struct nlattr *members,
 	 * relies on it, so say so here rather than trust the policy alone.
 	 */
 	if (!(members->nla_type & NLA_F_NESTED)) {
-		NL_SET_ERR_MSG_ATTR(extack, members, "MEMBERS lacks NLA_F_NESTED");
+		NL_SET_ERR_MSG_ATTR(extack, members,
+				    KBUILD_MODNAME ": MEMBERS lacks NLA_F_NESTED");
 		return -EINVAL;
 	}
 	nla_for_each_nested(nla, members, rem) {
 		i = req->nr_members;
 		if (nla_type(nla) != FXBLK_ATTR_MEMBER) {
 			NL_SET_ERR_MSG_ATTR(extack, nla,
-					    "MEMBERS may hold only MEMBER attributes");
+					    KBUILD_MODNAME ": MEMBERS may hold only MEMBER attributes");
 			return -EINVAL;
 		}
 		if (i == FXBLK_MAX_MEMBERS) {
@@ -468,7 +472,7 @@ static int fxblk_parse_create(struct genl_info *info,
 	    req->chunk_sectors < FXBLK_CHUNK_MIN_SECTORS ||
 	    req->chunk_sectors > FXBLK_CHUNK_MAX_SECTORS) {
 		NL_SET_ERR_MSG_ATTR(extack, chunk,
-				    "chunk size must be a power of two, 4 KiB to 16 MiB");
+				    KBUILD_MODNAME ": chunk size must be a power of two, 4 KiB to 16 MiB");
 		return -EINVAL;
 	}
 	return fxblk_parse_members(info->attrs[FXBLK_ATTR_MEMBERS], req,
