@@ -9,6 +9,7 @@
 #include <cctype>
 #include <cerrno>
 #include <charconv>
+#include <chrono>
 #include <cstring>
 #include <fmt/format.h>
 #include <ostream>
@@ -24,6 +25,7 @@ constexpr std::uint64_t min_data_offset_bytes = 4 * MiB;  // labels at the start
 struct Ctx {
 	Env &env;
 	po::variables_map vm;
+	po::parsed_options parsed{nullptr};  // the command's own options, in order
 	bool as_json = false;
 	bool verbose = false;
 
@@ -39,7 +41,8 @@ struct Ctx {
 struct Command {
 	const char *name;
 	const char *synopsis;
-	const char *help;
+	const char *summary;  // one line, for the command list
+	const char *help;     // paragraphs for 'fxctl help CMD'
 	void (*options)(po::options_description &, po::options_description &hidden,
 			po::positional_options_description &);
 	int (*handler)(Ctx &);
@@ -52,14 +55,17 @@ std::string kernel_says(const KernelError &e)
 	return e.extack().empty() ? "" : fmt::format(" (kernel: {})", e.extack());
 }
 
-[[noreturn]] void fail(const KernelError &e, const std::string &op, const std::string &object)
+// @verb is what failed ("show statistics of"), @command the fxctl command
+// whose help to point at ("stats").
+[[noreturn]] void fail(const KernelError &e, const std::string &verb, const std::string &command,
+		       const std::string &object)
 {
 	std::string msg;
 	switch (e.err()) {
 	case EPERM:
 	case EACCES:
 		msg = fmt::format("permission denied to {} {}{}; run fxctl as root "
-				  "(needs CAP_SYS_ADMIN and CAP_NET_ADMIN)", op, object, kernel_says(e));
+				  "(needs CAP_SYS_ADMIN and CAP_NET_ADMIN)", verb, object, kernel_says(e));
 		break;
 	case ENOENT:
 		// The kernel's message only repeats the name.
@@ -71,27 +77,27 @@ std::string kernel_says(const KernelError &e)
 		break;
 	case EBUSY:
 		msg = fmt::format("cannot {} {}: a member is in use{}; remove the volume using "
-				  "it or unmount it first", op, object, kernel_says(e));
+				  "it or unmount it first", verb, object, kernel_says(e));
 		break;
 	case EINVAL:
 		msg = fmt::format("cannot {} {}: {}; check the arguments against "
-				  "'fxctl {} --help'", op, object,
+				  "'fxctl {} --help'", verb, object,
 				  e.extack().empty() ? "the module rejected the request as invalid"
 						     : e.extack(),
-				  op);
+				  command);
 		break;
 	case ENODEV:
 	case ENXIO:
 		msg = fmt::format("cannot {} {}: a member device disappeared{}; check the "
-				  "NVMe-oF connections ('nvme list')", op, object, kernel_says(e));
+				  "NVMe-oF connections ('nvme list')", verb, object, kernel_says(e));
 		break;
 	case ENOSPC:
 	case EMFILE:
 		msg = fmt::format("cannot {} {}: too many volumes (at most {}){}; remove unused "
-				  "volumes first", op, object, FXBLK_MAX_VOLUMES, kernel_says(e));
+				  "volumes first", verb, object, FXBLK_MAX_VOLUMES, kernel_says(e));
 		break;
 	default:
-		msg = fmt::format("cannot {} {}: {}{}; see dmesg for details", op, object,
+		msg = fmt::format("cannot {} {}: {}{}; see dmesg for details", verb, object,
 				  std::strerror(e.err()), kernel_says(e));
 	}
 	throw Error(msg, errno_error(e.err()));
@@ -114,12 +120,12 @@ VolumeRef need_ref(const Ctx &ctx)
 	return VolumeRef::parse(ctx.vm["name"].as<std::string>());
 }
 
-Volume get_volume(Client &c, const VolumeRef &ref)
+Volume get_volume(Client &c, const VolumeRef &ref, const char *command)
 {
 	try {
 		return c.get(ref);
 	} catch (const KernelError &e) {
-		fail(e, "show", ref_object(ref));
+		fail(e, "show", command, ref_object(ref));
 	}
 }
 
@@ -144,37 +150,67 @@ void create_options(po::options_description &opts, po::options_description &hidd
 		("chunk,c", po::value<std::string>()->default_value("512K")->value_name("SIZE"),
 		 "stripe chunk: power of two, 4K..16M")
 		("data-offset", po::value<std::string>()->value_name("SIZE"),
-		 "start of data on each member (default: max(4M, chunk))");
+		 "start of data on each member, a multiple of 4K, at least 4M "
+		 "(default: max(4M, chunk))");
 	hidden.add_options()
 		("name", po::value<std::string>(), "volume name")
 		("members", po::value<std::vector<std::string>>(), "member devices");
 	pos.add("name", 1).add("members", -1);
 }
 
+void remove_options(po::options_description &opts, po::options_description &hidden,
+		    po::positional_options_description &pos)
+{
+	opts.add_options()
+		("force,f", po::bool_switch(),
+		 "remove even while open: its I/O fails with EIO at once, the name is free "
+		 "again, /dev/fxN goes away at its last close");
+	name_only(opts, hidden, pos);
+}
+
 void stats_options(po::options_description &opts, po::options_description &hidden,
 		   po::positional_options_description &pos)
 {
+	// A string: Boost hands an implicit-value option the next word, which
+	// may be the volume name (see stats_args).
 	opts.add_options()
-		("watch,w", po::value<double>()->implicit_value(1.0)->value_name("SECONDS"),
-		 "repeat every SECONDS (default 1), showing rates")
+		("watch,w", po::value<std::string>()->implicit_value("1")->value_name("SECONDS"),
+		 "repeat every SECONDS (0.1..86400, default 1), showing rates and latency "
+		 "over the interval measured between samples")
 		("count", po::value<unsigned>()->value_name("N"),
-		 "with --watch: stop after N samples");
+		 "with --watch: stop after N samples (N >= 1; default: until interrupted)");
 	name_only(opts, hidden, pos);
 }
 
 // ---- commands -----------------------------------------------------------
 
-int cmd_version(Ctx &ctx)
+// version and --version: the module is optional. Returns whether it was
+// found; prints fxctl's version either way.
+bool show_version(Ctx &ctx, bool module_required)
 {
-	auto c = ctx.env.connect();
-	ModuleStatus st = c->status();
-	if (st.api_version != FXBLK_API_VERSION)
+	std::optional<ModuleStatus> st;
+	try {
+		st = ctx.env.connect()->status();
+	} catch (const ModuleNotLoaded &) {
+	}
+	if (st && st->api_version != FXBLK_API_VERSION)
 		ctx.env.err << fmt::format("fxctl: warning: the module speaks API {}, fxctl API {}; "
 					   "install matching fxctl and fxblk.ko\n",
-					   st.api_version, FXBLK_API_VERSION);
+					   st->api_version, FXBLK_API_VERSION);
 	json doc = version_doc(st);
+	if (!st && module_required) {
+		ModuleNotLoaded e;
+		if (ctx.as_json)
+			doc["error"] = error_doc(e.what(), exit_no_module, 0).at("error");
+		ctx.env.err << "fxctl: " << e.what() << '\n';
+	}
 	ctx.print(doc, text_version(doc));
-	return exit_ok;
+	return st.has_value();
+}
+
+int cmd_version(Ctx &ctx)
+{
+	return show_version(ctx, true) ? exit_ok : exit_no_module;
 }
 
 void check_name(const std::string &name)
@@ -204,6 +240,19 @@ std::uint64_t parse_chunk(const std::string &text)
 	return b;
 }
 
+std::uint64_t parse_data_offset(const std::string &text)
+{
+	std::uint64_t offset = parse_size(text, "data offset");
+	if (offset % 4096)
+		throw UsageError(fmt::format("invalid data offset '{}': must be a multiple of "
+					     "4 KiB", text));
+	if (offset < min_data_offset_bytes)
+		throw UsageError(fmt::format("invalid data offset '{}': the first {} of each "
+					     "member are reserved for labels; use at least 4M",
+					     text, format_size(min_data_offset_bytes)));
+	return offset;
+}
+
 int cmd_create(Ctx &ctx)
 {
 	if (!ctx.vm.count("name"))
@@ -218,13 +267,8 @@ int cmd_create(Ctx &ctx)
 					     paths.size(), FXBLK_MAX_MEMBERS));
 	std::uint64_t chunk = parse_chunk(ctx.vm["chunk"].as<std::string>());
 	std::uint64_t offset = default_data_offset(chunk);
-	if (ctx.vm.count("data-offset")) {
-		offset = parse_size(ctx.vm["data-offset"].as<std::string>(), "data offset");
-		if (offset % 4096)
-			throw UsageError(fmt::format("invalid data offset '{}': must be a multiple "
-						     "of 4 KiB",
-						     ctx.vm["data-offset"].as<std::string>()));
-	}
+	if (ctx.vm.count("data-offset"))
+		offset = parse_data_offset(ctx.vm["data-offset"].as<std::string>());
 
 	CreateRequest req;
 	req.name = name;
@@ -271,7 +315,7 @@ int cmd_create(Ctx &ctx)
 	try {
 		v = c->create(req);
 	} catch (const KernelError &e) {
-		fail(e, "create", quote(name));
+		fail(e, "create", "create", quote(name));
 	}
 	json doc = volume_doc(v);
 	ctx.print(doc, text_created(doc));
@@ -281,19 +325,44 @@ int cmd_create(Ctx &ctx)
 int cmd_remove(Ctx &ctx)
 {
 	VolumeRef ref = need_ref(ctx);
+	bool force = ctx.vm["force"].as<bool>();
 	auto c = ctx.env.connect();
-	Volume v = get_volume(*c, ref);
+	if (force) {
+		// An older module rejects the unknown FORCE attribute as invalid;
+		// say what is missing instead.
+		ModuleStatus st = c->status();
+		if (!(st.features & FXBLK_FEAT_HEALTH))
+			throw Error(fmt::format("the loaded fxblk module ({}) cannot remove an open "
+						"volume (no 'health' feature); update fxblk.ko, or "
+						"close {} and remove it without --force",
+						st.version, ref.display()),
+				    errno_error(EOPNOTSUPP));
+	}
+	Volume v = get_volume(*c, ref, "remove");
+	std::string object = fmt::format("{} ({})", v.disk, v.name);
 	try {
-		c->destroy(VolumeRef{v.index, {}});
+		// Name and index: if the volume was removed and another created
+		// in between, the kernel refuses instead of removing the new one.
+		c->destroy(VolumeRef{v.index, v.name}, force);
 	} catch (const KernelError &e) {
 		if (e.err() == EBUSY)
-			throw Error(fmt::format("{} ({}) is open (mounted or in use); unmount it "
-						"first", v.disk, v.name),
+			throw Error(fmt::format("{} is open (mounted or in use); unmount it first, "
+						"or use 'fxctl remove --force' to fail its I/O and "
+						"remove it now", object),
 				    errno_error(EBUSY));
-		fail(e, "remove", fmt::format("{} ({})", v.disk, v.name));
+		if (e.err() == ENOENT)
+			throw Error(fmt::format("{} was removed or replaced while fxctl was "
+						"removing it; nothing was removed; see 'fxctl list'",
+						object),
+				    errno_error(ENOENT));
+		fail(e, "remove", "remove", object);
 	}
 	json doc = volume_doc(v);
-	ctx.print(doc, text_removed(doc));
+	std::string text = text_removed(doc);
+	if (force && v.open_count)
+		text += fmt::format("{} was open: its I/O now fails with EIO; /dev/{} goes away "
+				    "at its last close\n", v.disk, v.disk);
+	ctx.print(doc, text);
 	return exit_ok;
 }
 
@@ -315,7 +384,7 @@ int cmd_show(Ctx &ctx)
 {
 	VolumeRef ref = need_ref(ctx);
 	auto c = ctx.env.connect();
-	Volume v = get_volume(*c, ref);
+	Volume v = get_volume(*c, ref, "show");
 	add_nvme_identity(ctx, v);
 	json doc = volume_doc(v);
 	ctx.print(doc, text_volume(doc));
@@ -329,186 +398,281 @@ int cmd_list(Ctx &ctx)
 	try {
 		vols = c->list();
 	} catch (const KernelError &e) {
-		fail(e, "list", "volumes");
+		fail(e, "list", "list", "volumes");
 	}
 	json doc = list_doc(vols);
 	ctx.print(doc, text_list(doc));
 	return exit_ok;
 }
 
+std::optional<double> parse_seconds(const std::string &text)
+{
+	double d;
+	auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), d);
+	if (ec != std::errc() || p != text.data() + text.size())
+		return std::nullopt;
+	return d;
+}
+
+// stats NAME with --watch [SECONDS] anywhere. Boost gives a bare --watch
+// the next word: "--watch 2" is an interval, but in "--watch vol1" and in
+// "--watch 5" without another NAME (volume "5") that word is the NAME.
+// Decided from the parsed tokens, not by rewriting the command line.
+std::pair<std::string, std::optional<double>> stats_args(const Ctx &ctx)
+{
+	std::optional<std::string> name;
+	if (ctx.vm.count("name"))
+		name = ctx.vm["name"].as<std::string>();
+	std::optional<double> watch;
+	for (const auto &o : ctx.parsed.options) {
+		if (o.string_key != "watch")
+			continue;
+		std::string val = o.value.empty() ? "1" : o.value.front();
+		bool separate = o.original_tokens.size() >= 2;  // "--watch", "val"
+		watch = parse_seconds(val);
+		if (separate && !name) {
+			name = val;
+			watch = 1.0;
+		} else if (!watch) {
+			throw UsageError(fmt::format("invalid --watch interval '{}': not a number",
+						     val));
+		}
+	}
+	if (!name)
+		throw UsageError("missing volume NAME (a name, fxN or /dev/fxN)");
+	return {*name, watch};
+}
+
 int cmd_stats(Ctx &ctx)
 {
-	VolumeRef ref = need_ref(ctx);
-	std::optional<double> watch;
-	if (ctx.vm.count("watch")) {
-		watch = ctx.vm["watch"].as<double>();
-		if (!(*watch > 0 && *watch <= 86400))
-			throw UsageError(fmt::format("invalid --watch interval {}: must be between "
-						     "0 and 86400 seconds", *watch));
+	auto [name, watch] = stats_args(ctx);
+	VolumeRef ref = VolumeRef::parse(name);
+	if (watch && !(*watch >= 0.1 && *watch <= 86400))
+		throw UsageError(fmt::format("invalid --watch interval {}: must be from 0.1 to "
+					     "86400 seconds", *watch));
+	std::optional<unsigned> count;
+	if (ctx.vm.count("count")) {
+		count = ctx.vm["count"].as<unsigned>();
+		if (!watch)
+			throw UsageError("--count only makes sense with --watch");
+		if (!*count)
+			throw UsageError("invalid --count 0: must be at least 1 (omit --count to "
+					 "watch until interrupted)");
 	}
-	unsigned count = ctx.vm.count("count") ? ctx.vm["count"].as<unsigned>() : 0;
-	if (!watch && count)
-		throw UsageError("--count only makes sense with --watch");
 	if (!watch)
 		count = 1;
 	auto c = ctx.env.connect();
 	json prev;
-	for (unsigned n = 0; count == 0 || n < count; ++n) {
+	double prev_t = 0;
+	for (unsigned n = 0; !count || n < *count; ++n) {
 		if (n)
 			ctx.env.sleep(*watch);
 		Volume v;
 		try {
 			v = c->stats(ref);
 		} catch (const KernelError &e) {
-			fail(e, "show statistics of", ref_object(ref));
+			fail(e, "show statistics of", "stats", ref_object(ref));
 		}
-		json doc = volume_doc(v);
+		// Rates over the time actually measured between the replies,
+		// not the nominal interval.
+		double t = ctx.env.clock();
+		json doc = stats_doc(v, ctx.env.wall_clock());
+		bool rates = n && add_interval(doc, prev, t - prev_t);
 		if (ctx.as_json)
 			// One compact document per line when watching (JSON lines).
 			ctx.env.out << (watch ? doc.dump() : doc.dump(2)) << '\n';
 		else
 			ctx.env.out << (n ? "\n" : "")
-				    << text_stats(doc, n ? &prev : nullptr, watch.value_or(0));
+				    << (n && !rates ? "(volume changed since the last sample: "
+						      "totals)\n" : "")
+				    << text_stats(doc);
 		ctx.env.out.flush();
 		prev = std::move(doc);
+		prev_t = t;
 	}
 	return exit_ok;
 }
 
 const Command commands[] = {
-	{"version", "version", "Show fxctl's version and the loaded module's version, API "
-	 "version and features.", no_options, cmd_version},
+	{"version", "version", "Show fxctl's and the module's versions.",
+	 "Show fxctl's version and the loaded module's version, API version, features "
+	 "and live volume count. Without the module, prints fxctl's version and exits 5 "
+	 "(fxctl --version exits 0).", no_options, cmd_version},
 	{"create", "create NAME [--chunk SIZE] [--data-offset SIZE] MEMBER...",
-	 "Create striped volume NAME (/dev/fxN) over the MEMBER block devices, in order. "
-	 "SIZE takes K/M/G suffixes (binary) or plain bytes. 1 MiB at the end of each "
-	 "member is left unused for labels.", create_options, cmd_create},
-	{"remove", "remove NAME", "Remove a volume (NAME, fxN or /dev/fxN). Refused while "
-	 "it is open.", name_only, cmd_remove},
-	{"list", "list", "List all volumes.", no_options, cmd_list},
-	{"show", "show NAME", "Show a volume's geometry and members.", name_only, cmd_show},
+	 "Create a striped volume over block devices.",
+	 "Create striped volume NAME (/dev/fxN, /dev/fx/NAME) over the MEMBER block "
+	 "devices, in order. SIZE takes K/M/G/T suffixes (binary) or plain bytes. The "
+	 "first max(4M, chunk) and the last 1 MiB of each member are left unused for "
+	 "labels.\n\nExample: fxctl create vol1 --chunk 512K /dev/nvme0n1 /dev/nvme1n1",
+	 create_options, cmd_create},
+	{"remove", "remove [--force] NAME", "Remove a volume.",
+	 "Remove a volume (NAME, fxN or /dev/fxN). Refused while it is open (exit 4), "
+	 "unless --force: then its I/O fails with EIO at once, the name is free again and "
+	 "/dev/fxN disappears at its last close (for a volume whose member is gone). Data "
+	 "on the members is not touched.", remove_options, cmd_remove},
+	{"list", "list", "List all volumes with their state.",
+	 "List all volumes: disk, name, state (live, failing, gone), capacity, chunk, "
+	 "members, open count and flags (read-only, nowait, removed).", no_options,
+	 cmd_list},
+	{"show", "show NAME", "Show a volume's health, geometry and members.",
+	 "Show a volume's state and flags, geometry, and each member's state, error count "
+	 "and data area; for NVMe-oF members the subsystem and every path (controller, "
+	 "transport, address, state: live, reconnecting, resetting, deleting).", name_only,
+	 cmd_show},
 	{"stats", "stats NAME [--watch [SECONDS]] [--count N]",
-	 "Show per-member I/O counters and latency; --watch repeats and shows rates.",
-	 stats_options, cmd_stats},
+	 "Show per-member I/O counters and latency.",
+	 "Show per-member I/O counters (bytes), errors, in-flight I/O and p50/p99 latency "
+	 "for reads, writes, discards and flushes. --watch repeats and shows rates and "
+	 "latency over the interval measured between samples; with -o json, one document "
+	 "per line.\n\nExample: fxctl stats vol1 --watch 2 --count 10", stats_options,
+	 cmd_stats},
 };
 
 po::options_description global_options()
 {
-	po::options_description g("Global options");
+	po::options_description g("Global options (anywhere on the command line)");
 	g.add_options()
 		("output,o", po::value<std::string>()->default_value("normal")->value_name("FORMAT"),
 		 "output format: normal or json")
 		("verbose,v", po::bool_switch(), "explain what is being done")
-		("help,h", po::bool_switch(), "show help");
+		("help,h", po::bool_switch(), "show help")
+		("version,V", po::bool_switch(), "show fxctl's version (and the module's if loaded)");
 	return g;
 }
+
+const char exit_status_help[] =
+	"Exit status: 0 ok, 1 failed, 2 usage error, 3 not found, 4 busy (open or in use),\n"
+	"5 module not loaded, 6 permission denied. With -o json, errors are printed on\n"
+	"stdout as {\"error\": {\"message\", \"code\", \"errno\", \"errno_name\"}}.\n";
 
 std::string main_help()
 {
 	std::ostringstream s;
 	s << "Usage: fxctl [OPTIONS] COMMAND [ARGS]\n\n"
 	     "Manage fxblk striped volumes over NVMe-oF namespaces.\n\nCommands:\n";
-	for (const auto &c : commands) {
-		std::string help = c.help;
-		s << fmt::format("  {:<9} {}\n", c.name, help.substr(0, help.find('.') + 1));
-	}
-	s << '\n' << global_options() << "\nRun 'fxctl COMMAND --help' for a command's options.\n"
-	  << "Exit status: 0 ok, 1 runtime error, 2 usage error.\n";
+	for (const auto &c : commands)
+		s << fmt::format("  {:<9} {}\n", c.name, c.summary);
+	s << '\n' << global_options()
+	  << "\nRun 'fxctl help COMMAND' or 'fxctl COMMAND --help' for a command's options.\n"
+	  << exit_status_help;
 	return s.str();
 }
 
-std::string command_help(const Command &c, const po::options_description &opts)
+// Wraps @text at @width columns, keeping its paragraphs.
+std::string wrap(const std::string &text, std::size_t width = 78)
 {
+	std::string out, line;
+	std::istringstream paras(text);
+	for (std::string para; std::getline(paras, para);) {
+		std::istringstream words(para);
+		line.clear();
+		for (std::string w; words >> w;) {
+			if (!line.empty() && line.size() + 1 + w.size() > width) {
+				out += line + '\n';
+				line.clear();
+			}
+			line += (line.empty() ? "" : " ") + w;
+		}
+		out += line + '\n';
+	}
+	return out;
+}
+
+std::string command_help(const Command &c)
+{
+	po::options_description opts(fmt::format("Options for {}", c.name)), hidden;
+	po::positional_options_description pos;
+	c.options(opts, hidden, pos);
 	std::ostringstream s;
-	s << "Usage: fxctl " << c.synopsis << "\n\n" << c.help << "\n\n";
+	s << "Usage: fxctl " << c.synopsis << "\n\n" << wrap(c.help) << '\n';
 	if (!opts.options().empty())
 		s << opts << '\n';
-	s << global_options();
+	s << global_options() << '\n' << exit_status_help;
 	return s.str();
 }
 
-bool takes_value(const std::string &tok)
+const Command *find_command(const std::string &name)
 {
-	return tok == "-o" || tok == "--output";
+	for (const auto &c : commands)
+		if (name == c.name)
+			return &c;
+	throw UsageError(fmt::format("unknown command '{}'", name));
 }
 
-// Global options may come before the command: the command is the first
-// word that is neither an option nor the value of one.
-std::optional<std::size_t> find_command(const std::vector<std::string> &args)
+constexpr auto style = po::command_line_style::unix_style ^ po::command_line_style::allow_guessing;
+
+int dispatch(const std::vector<std::string> &args, Env &env, bool &as_json)
 {
-	for (std::size_t i = 0; i < args.size(); ++i) {
-		if (args[i] == "--")
-			return i + 1 < args.size() ? std::optional(i + 1) : std::nullopt;
-		if (takes_value(args[i])) {
-			++i;
-			continue;
-		}
-		if (!args[i].starts_with("-") || args[i] == "-")
-			return i;
-	}
-	return std::nullopt;
-}
-
-bool is_number(const std::string &s)
-{
-	double d;
-	auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), d);
-	return ec == std::errc() && p == s.data() + s.size();
-}
-
-int dispatch(const std::vector<std::string> &args, Env &env)
-{
-	auto pos = find_command(args);
-	std::vector<std::string> rest = args;
-	const Command *cmd = nullptr;
-	if (pos) {
-		std::string name = args[*pos];
-		for (const auto &c : commands)
-			if (name == c.name)
-				cmd = &c;
-		if (!cmd)
-			throw UsageError(fmt::format("unknown command '{}'", name));
-		rest.erase(rest.begin() + static_cast<std::ptrdiff_t>(*pos));
-	}
-	// "--watch 2" means an interval of 2, not a second positional.
-	for (std::size_t i = 0; i + 1 < rest.size(); ++i)
-		if ((rest[i] == "--watch" || rest[i] == "-w") && is_number(rest[i + 1])) {
-			rest[i] = "--watch=" + rest[i + 1];
-			rest.erase(rest.begin() + static_cast<std::ptrdiff_t>(i) + 1);
-		}
-
-	po::options_description opts(cmd ? fmt::format("Options for {}", cmd->name) : "Options");
-	po::options_description hidden;
-	po::positional_options_description positional;
-	if (cmd)
-		cmd->options(opts, hidden, positional);
-	po::options_description all;
-	all.add(global_options()).add(opts).add(hidden);
-
-	Ctx ctx{env, {}, false, false};
+	// Pass 1 (Boost's subcommand idiom): global options wherever they are,
+	// the command, and the rest left unrecognized for the command's parser.
+	po::options_description first = global_options();
+	first.add_options()
+		("command", po::value<std::string>(), "command")
+		("args", po::value<std::vector<std::string>>(), "arguments");
+	po::positional_options_description cmdpos;
+	cmdpos.add("command", 1).add("args", -1);
+	po::variables_map g;
+	std::vector<std::string> rest;
 	try {
-		po::store(po::command_line_parser(rest)
-				  .options(all)
-				  .positional(positional)
-				  .style(po::command_line_style::unix_style ^
-					 po::command_line_style::allow_guessing)
-				  .run(),
-			  ctx.vm);
-		po::notify(ctx.vm);
+		po::parsed_options parsed = po::command_line_parser(args)
+						    .options(first)
+						    .positional(cmdpos)
+						    .allow_unregistered()
+						    .style(style)
+						    .run();
+		po::store(parsed, g);
+		po::notify(g);
+		rest = po::collect_unrecognized(parsed.options, po::include_positional);
 	} catch (const po::error &e) {
 		throw UsageError(e.what());
 	}
-	if (ctx.vm["help"].as<bool>()) {
-		env.out << (cmd ? command_help(*cmd, opts) : main_help());
+	auto output = g["output"].as<std::string>();
+	if (output != "normal" && output != "json")
+		throw UsageError(fmt::format("invalid output format '{}': use normal or json",
+					     output));
+	as_json = output == "json";
+
+	Ctx ctx{env, {}, po::parsed_options(nullptr), as_json, g["verbose"].as<bool>()};
+	const Command *cmd = nullptr;
+	if (g.count("command")) {
+		rest.erase(rest.begin());  // the command itself
+		std::string name = g["command"].as<std::string>();
+		if (name == "help") {
+			if (rest.size() > 1)
+				throw UsageError("help takes at most one COMMAND");
+			env.out << (rest.empty() ? main_help() : command_help(*find_command(rest[0])));
+			return exit_ok;
+		}
+		cmd = find_command(name);
+	}
+	if (g["help"].as<bool>()) {
+		env.out << (cmd ? command_help(*cmd) : main_help());
+		return exit_ok;
+	}
+	if (g["version"].as<bool>()) {
+		show_version(ctx, false);
 		return exit_ok;
 	}
 	if (!cmd)
 		throw UsageError("no command given");
-	auto output = ctx.vm["output"].as<std::string>();
-	if (output != "normal" && output != "json")
-		throw UsageError(fmt::format("invalid output format '{}': use normal or json",
-					     output));
-	ctx.as_json = output == "json";
-	ctx.verbose = ctx.vm["verbose"].as<bool>();
+
+	// Pass 2: the command's own options and arguments.
+	po::options_description opts, hidden;
+	po::positional_options_description positional;
+	cmd->options(opts, hidden, positional);
+	po::options_description all;
+	all.add(opts).add(hidden);
+	try {
+		ctx.parsed = po::command_line_parser(rest)
+				     .options(all)
+				     .positional(positional)
+				     .style(style)
+				     .run();
+		po::store(ctx.parsed, ctx.vm);
+		po::notify(ctx.vm);
+	} catch (const po::error &e) {
+		throw UsageError(fmt::format("{}: {}", cmd->name, e.what()));
+	}
 	return cmd->handler(ctx);
 }
 
@@ -528,8 +692,14 @@ MemberLayout member_layout(const BlockDevice &dev, std::uint64_t offset_bytes,
 					offset_bytes, dev.path, dev.logical_block_size),
 			    errno_error(EINVAL));
 	std::uint64_t size = dev.size_sectors * sector_size;
+	if (offset_bytes >= size)
+		throw Error(fmt::format("data offset {} is beyond the end of {} ({}); choose a "
+					"smaller --data-offset",
+					format_size(offset_bytes), dev.path, format_size(size)),
+			    errno_error(ENOSPC));
+	// No sum can wrap: offset < size, and chunk and tail are small.
 	std::uint64_t need = offset_bytes + chunk_bytes + reserved_tail_bytes;
-	if (size < need)
+	if (need < offset_bytes || size < need)
 		throw Error(fmt::format("{} is too small ({}): needs at least {} (data offset {} "
 					"+ one chunk {} + {} reserved at the end); use a larger "
 					"device or a smaller chunk/data offset",
@@ -541,19 +711,40 @@ MemberLayout member_layout(const BlockDevice &dev, std::uint64_t offset_bytes,
 		(size - offset_bytes - reserved_tail_bytes) / sector_size};
 }
 
+double monotonic_seconds()
+{
+	return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
+		.count();
+}
+
+double epoch_seconds()
+{
+	return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
+		.count();
+}
+
 int run(const std::vector<std::string> &args, Env &env)
 {
+	bool as_json = false;
+	auto report = [&](const std::string &msg, int code, int err, const char *hint = "") {
+		env.err << "fxctl: " << msg << '\n' << hint;
+		if (as_json)
+			env.out << error_doc(msg, code, err).dump(2) << '\n';
+		return code;
+	};
 	try {
-		return dispatch(args, env);
+		return dispatch(args, env, as_json);
 	} catch (const UsageError &e) {
-		env.err << "fxctl: " << e.what() << "\nRun 'fxctl --help' for usage.\n";
-		return exit_usage;
+		return report(e.what(), exit_usage, 0, "Run 'fxctl --help' for usage.\n");
+	} catch (const ModuleNotLoaded &e) {
+		return report(e.what(), exit_no_module, 0);
 	} catch (const KernelError &e) {
-		env.err << "fxctl: " << e.what() << '\n';
-		return exit_runtime;
+		return report(e.what(), exit_code_for_errno(e.err()), e.err());
+	} catch (const Error &e) {
+		int err = e.code().category() == std::generic_category() ? e.code().value() : 0;
+		return report(e.what(), err ? exit_code_for_errno(err) : exit_runtime, err);
 	} catch (const std::exception &e) {
-		env.err << "fxctl: " << e.what() << '\n';
-		return exit_runtime;
+		return report(e.what(), exit_runtime, 0);
 	}
 }
 

@@ -14,6 +14,9 @@
 
 namespace fxctl {
 
+double monotonic_seconds();  // CLOCK_MONOTONIC
+double epoch_seconds();      // CLOCK_REALTIME
+
 // Everything a command touches outside the process, so tests can fake it.
 struct Env {
 	Env(std::ostream &o, std::ostream &e) : out(o), err(e) {}
@@ -23,10 +26,12 @@ struct Env {
 	std::function<BlockDevices &()> blockdevs;
 	std::function<std::unique_ptr<NvmeLookup>()> nvme;  // optional
 	std::function<void(double)> sleep;                  // stats --watch
+	std::function<double()> clock = monotonic_seconds;  // measured intervals
+	std::function<double()> wall_clock = epoch_seconds; // stats timestamps
 };
 
-// Runs one fxctl invocation; @args excludes argv[0]. Returns the exit code:
-// 0 ok, 1 runtime error, 2 usage error.
+// Runs one fxctl invocation; @args excludes argv[0]. Returns the exit code
+// (enum exit_code in error.hpp).
 int run(const std::vector<std::string> &args, Env &env);
 
 // Exposed for tests: the create-time layout for one member, in sectors.

@@ -15,7 +15,8 @@ public:
 	virtual ~Client() = default;
 	virtual ModuleStatus status() = 0;
 	virtual Volume create(const CreateRequest &req) = 0;
-	virtual void destroy(const VolumeRef &ref) = 0;
+	// @force: FXBLK_ATTR_FORCE, remove even while open (FXBLK_FEAT_HEALTH).
+	virtual void destroy(const VolumeRef &ref, bool force) = 0;
 	virtual Volume get(const VolumeRef &ref) = 0;
 	virtual std::vector<Volume> list() = 0;
 	virtual Volume stats(const VolumeRef &ref) = 0;

@@ -49,7 +49,11 @@ struct policy_init {
 		attr_policy[FXBLK_ATTR_MEMBERS] = {NLA_NESTED, 0, 0};
 		attr_policy[FXBLK_ATTR_MEMBER] = {NLA_NESTED, 0, 0};
 		attr_policy[FXBLK_ATTR_EVENT] = {NLA_U32, 0, 0};
-		attr_policy[FXBLK_ATTR_ERRNO] = {NLA_U32, 0, 0};
+		attr_policy[FXBLK_ATTR_ERRNO] = {NLA_U32, 0, 0};  // s32 on the wire
+		attr_policy[FXBLK_ATTR_STATE] = {NLA_U32, 0, 0};
+		attr_policy[FXBLK_ATTR_FLAGS] = {NLA_U64, 0, 0};
+		attr_policy[FXBLK_ATTR_FORCE] = {NLA_FLAG, 0, 0};
+		attr_policy[FXBLK_ATTR_LIVE_VOLUMES] = {NLA_U32, 0, 0};
 		member_policy[FXBLK_MEMBER_ATTR_INDEX] = {NLA_U32, 0, 0};
 		member_policy[FXBLK_MEMBER_ATTR_MAJOR] = {NLA_U32, 0, 0};
 		member_policy[FXBLK_MEMBER_ATTR_MINOR] = {NLA_U32, 0, 0};
@@ -60,6 +64,8 @@ struct policy_init {
 		member_policy[FXBLK_MEMBER_ATTR_STATS_WRITE] = {NLA_NESTED, 0, 0};
 		member_policy[FXBLK_MEMBER_ATTR_STATS_DISCARD] = {NLA_NESTED, 0, 0};
 		member_policy[FXBLK_MEMBER_ATTR_STATS_FLUSH] = {NLA_NESTED, 0, 0};
+		member_policy[FXBLK_MEMBER_ATTR_STATE] = {NLA_U32, 0, 0};
+		member_policy[FXBLK_MEMBER_ATTR_ERRORS] = {NLA_U64, 0, 0};
 		stat_policy[FXBLK_STAT_ATTR_IOS] = {NLA_U64, 0, 0};
 		stat_policy[FXBLK_STAT_ATTR_SECTORS] = {NLA_U64, 0, 0};
 		stat_policy[FXBLK_STAT_ATTR_ERRORS] = {NLA_U64, 0, 0};
@@ -109,6 +115,18 @@ std::uint64_t opt_u64(nlattr *a, std::uint64_t def = 0)
 	return a ? nla_get_u64(a) : def;
 }
 
+// Attributes an older module does not send stay unset, never 0: "unknown"
+// is not "live" or "no errors".
+std::optional<std::uint32_t> maybe_u32(nlattr *a)
+{
+	return a ? std::optional(nla_get_u32(a)) : std::nullopt;
+}
+
+std::optional<std::uint64_t> maybe_u64(nlattr *a)
+{
+	return a ? std::optional(nla_get_u64(a)) : std::nullopt;
+}
+
 StatCounters decode_stat(nlattr *nest)
 {
 	nlattr *tb[FXBLK_STAT_ATTR_MAX + 1];
@@ -140,6 +158,8 @@ Member decode_member(nlattr *nest, std::uint32_t position)
 		m.disk = get_str(tb[FXBLK_MEMBER_ATTR_DISK_NAME]);
 	m.data_offset = opt_u64(tb[FXBLK_MEMBER_ATTR_DATA_OFFSET]);
 	m.data_sectors = opt_u64(tb[FXBLK_MEMBER_ATTR_DATA_SECTORS]);
+	m.state = maybe_u32(tb[FXBLK_MEMBER_ATTR_STATE]);
+	m.errors = maybe_u64(tb[FXBLK_MEMBER_ATTR_ERRORS]);
 	if (tb[FXBLK_MEMBER_ATTR_STATS_READ] || tb[FXBLK_MEMBER_ATTR_STATS_WRITE] ||
 	    tb[FXBLK_MEMBER_ATTR_STATS_DISCARD] || tb[FXBLK_MEMBER_ATTR_STATS_FLUSH]) {
 		MemberStats st;
@@ -176,6 +196,28 @@ void put_stat(nl_msg *msg, int type, const StatCounters &s)
 	      "lat_hist");
 	if (s.fua)
 		check(nla_put_u64(msg, FXBLK_STAT_ATTR_FUA, *s.fua), "fua");
+	nla_nest_end(msg, n);
+}
+
+void put_member(nl_msg *msg, const Member &m)
+{
+	nlattr *n = nest_start(msg, FXBLK_ATTR_MEMBER);
+	check(nla_put_u32(msg, FXBLK_MEMBER_ATTR_INDEX, m.index), "index");
+	check(nla_put_u32(msg, FXBLK_MEMBER_ATTR_MAJOR, m.major), "major");
+	check(nla_put_u32(msg, FXBLK_MEMBER_ATTR_MINOR, m.minor), "minor");
+	check(nla_put_string(msg, FXBLK_MEMBER_ATTR_DISK_NAME, m.disk.c_str()), "disk");
+	check(nla_put_u64(msg, FXBLK_MEMBER_ATTR_DATA_OFFSET, m.data_offset), "offset");
+	check(nla_put_u64(msg, FXBLK_MEMBER_ATTR_DATA_SECTORS, m.data_sectors), "sectors");
+	if (m.state)
+		check(nla_put_u32(msg, FXBLK_MEMBER_ATTR_STATE, *m.state), "state");
+	if (m.errors)
+		check(nla_put_u64(msg, FXBLK_MEMBER_ATTR_ERRORS, *m.errors), "errors");
+	if (m.stats) {
+		put_stat(msg, FXBLK_MEMBER_ATTR_STATS_READ, m.stats->read);
+		put_stat(msg, FXBLK_MEMBER_ATTR_STATS_WRITE, m.stats->write);
+		put_stat(msg, FXBLK_MEMBER_ATTR_STATS_DISCARD, m.stats->discard);
+		put_stat(msg, FXBLK_MEMBER_ATTR_STATS_FLUSH, m.stats->flush);
+	}
 	nla_nest_end(msg, n);
 }
 
@@ -217,8 +259,15 @@ void put_volume_ref(nl_msg *msg, const VolumeRef &ref)
 {
 	if (ref.index)
 		check(nla_put_u32(msg, FXBLK_ATTR_INDEX, *ref.index), "index");
-	else
+	if (!ref.index || !ref.name.empty())
 		check(nla_put_string(msg, FXBLK_ATTR_NAME, ref.name.c_str()), "name");
+}
+
+void put_destroy(nl_msg *msg, const VolumeRef &ref, bool force)
+{
+	put_volume_ref(msg, ref);
+	if (force)
+		check(nla_put_flag(msg, FXBLK_ATTR_FORCE), "force");
 }
 
 void put_create(nl_msg *msg, const CreateRequest &req)
@@ -247,6 +296,7 @@ ModuleStatus decode_status(nlmsghdr *nlh)
 	st.version = get_str(need(tb[FXBLK_ATTR_MOD_VERSION], "MOD_VERSION"));
 	st.api_version = nla_get_u32(need(tb[FXBLK_ATTR_API_VERSION], "API_VERSION"));
 	st.features = opt_u64(tb[FXBLK_ATTR_FEATURES]);
+	st.live_volumes = maybe_u32(tb[FXBLK_ATTR_LIVE_VOLUMES]);
 	return st;
 }
 
@@ -263,6 +313,8 @@ Volume decode_volume(nlmsghdr *nlh)
 	v.capacity = nla_get_u64(need(tb[FXBLK_ATTR_CAPACITY], "CAPACITY"));
 	v.logical_block_size = opt_u32(tb[FXBLK_ATTR_LOGICAL_BLOCK_SIZE], 512);
 	v.open_count = opt_u32(tb[FXBLK_ATTR_OPEN_COUNT]);
+	v.state = maybe_u32(tb[FXBLK_ATTR_STATE]);
+	v.flags = maybe_u64(tb[FXBLK_ATTR_FLAGS]);
 	if (nlattr *ms = tb[FXBLK_ATTR_MEMBERS]) {
 		nlattr *pos;
 		int rem;
@@ -285,6 +337,8 @@ void put_status(nl_msg *msg, const ModuleStatus &st)
 	check(nla_put_string(msg, FXBLK_ATTR_MOD_VERSION, st.version.c_str()), "version");
 	check(nla_put_u32(msg, FXBLK_ATTR_API_VERSION, st.api_version), "api");
 	check(nla_put_u64(msg, FXBLK_ATTR_FEATURES, st.features), "features");
+	if (st.live_volumes)
+		check(nla_put_u32(msg, FXBLK_ATTR_LIVE_VOLUMES, *st.live_volumes), "live");
 }
 
 void put_volume(nl_msg *msg, const Volume &v)
@@ -296,24 +350,55 @@ void put_volume(nl_msg *msg, const Volume &v)
 	check(nla_put_u64(msg, FXBLK_ATTR_CAPACITY, v.capacity), "capacity");
 	check(nla_put_u32(msg, FXBLK_ATTR_LOGICAL_BLOCK_SIZE, v.logical_block_size), "lbs");
 	check(nla_put_u32(msg, FXBLK_ATTR_OPEN_COUNT, v.open_count), "open");
+	if (v.state)
+		check(nla_put_u32(msg, FXBLK_ATTR_STATE, *v.state), "state");
+	if (v.flags)
+		check(nla_put_u64(msg, FXBLK_ATTR_FLAGS, *v.flags), "flags");
 	nlattr *members = nest_start(msg, FXBLK_ATTR_MEMBERS);
-	for (const auto &m : v.members) {
-		nlattr *n = nest_start(msg, FXBLK_ATTR_MEMBER);
-		check(nla_put_u32(msg, FXBLK_MEMBER_ATTR_INDEX, m.index), "index");
-		check(nla_put_u32(msg, FXBLK_MEMBER_ATTR_MAJOR, m.major), "major");
-		check(nla_put_u32(msg, FXBLK_MEMBER_ATTR_MINOR, m.minor), "minor");
-		check(nla_put_string(msg, FXBLK_MEMBER_ATTR_DISK_NAME, m.disk.c_str()), "disk");
-		check(nla_put_u64(msg, FXBLK_MEMBER_ATTR_DATA_OFFSET, m.data_offset), "offset");
-		check(nla_put_u64(msg, FXBLK_MEMBER_ATTR_DATA_SECTORS, m.data_sectors), "sectors");
-		if (m.stats) {
-			put_stat(msg, FXBLK_MEMBER_ATTR_STATS_READ, m.stats->read);
-			put_stat(msg, FXBLK_MEMBER_ATTR_STATS_WRITE, m.stats->write);
-			put_stat(msg, FXBLK_MEMBER_ATTR_STATS_DISCARD, m.stats->discard);
-			put_stat(msg, FXBLK_MEMBER_ATTR_STATS_FLUSH, m.stats->flush);
-		}
-		nla_nest_end(msg, n);
-	}
+	for (const auto &m : v.members)
+		put_member(msg, m);
 	nla_nest_end(msg, members);
+}
+
+Event decode_event(nlmsghdr *nlh)
+{
+	nlattr *tb[FXBLK_ATTR_MAX + 1];
+	parse_genl(nlh, tb, attr_policy);
+	Event ev;
+	ev.type = nla_get_u32(need(tb[FXBLK_ATTR_EVENT], "EVENT"));
+	ev.index = maybe_u32(tb[FXBLK_ATTR_INDEX]);
+	if (tb[FXBLK_ATTR_NAME])
+		ev.name = get_str(tb[FXBLK_ATTR_NAME]);
+	if (tb[FXBLK_ATTR_DISK_NAME])
+		ev.disk = get_str(tb[FXBLK_ATTR_DISK_NAME]);
+	if (tb[FXBLK_ATTR_ERRNO])
+		ev.err = static_cast<std::int32_t>(nla_get_u32(tb[FXBLK_ATTR_ERRNO]));
+	if (nlattr *ms = tb[FXBLK_ATTR_MEMBERS]) {
+		nlattr *pos;
+		int rem;
+		nla_for_each_nested(pos, ms, rem) {
+			if (ev.member)
+				malformed("event names more than one member");
+			ev.member = decode_member(pos, 0);
+		}
+	}
+	return ev;
+}
+
+void put_event(nl_msg *msg, const Event &ev)
+{
+	check(nla_put_u32(msg, FXBLK_ATTR_EVENT, ev.type), "event");
+	if (ev.index)
+		check(nla_put_u32(msg, FXBLK_ATTR_INDEX, *ev.index), "index");
+	check(nla_put_string(msg, FXBLK_ATTR_NAME, ev.name.c_str()), "name");
+	check(nla_put_string(msg, FXBLK_ATTR_DISK_NAME, ev.disk.c_str()), "disk");
+	if (ev.err)
+		check(nla_put_s32(msg, FXBLK_ATTR_ERRNO, *ev.err), "errno");
+	if (ev.member) {
+		nlattr *members = nest_start(msg, FXBLK_ATTR_MEMBERS);
+		put_member(msg, *ev.member);
+		nla_nest_end(msg, members);
+	}
 }
 
 CreateRequest decode_create(nlmsghdr *nlh)

@@ -45,29 +45,29 @@ ModuleNotLoaded::ModuleNotLoaded()
 {
 }
 
-std::string errno_name(int err)
+exit_code exit_code_for_errno(int err) noexcept
 {
 	switch (std::abs(err)) {
-	case 0: return "OK";
-	case EPERM: return "EPERM";
-	case ENOENT: return "ENOENT";
-	case EIO: return "EIO";
-	case ENXIO: return "ENXIO";
-	case E2BIG: return "E2BIG";
-	case ENOMEM: return "ENOMEM";
-	case EACCES: return "EACCES";
-	case EBUSY: return "EBUSY";
-	case EEXIST: return "EEXIST";
-	case ENODEV: return "ENODEV";
-	case ENOTBLK: return "ENOTBLK";
-	case EINVAL: return "EINVAL";
-	case ENOSPC: return "ENOSPC";
-	case ERANGE: return "ERANGE";
-	case EOPNOTSUPP: return "EOPNOTSUPP";
-	case EMSGSIZE: return "EMSGSIZE";
-	case EOVERFLOW: return "EOVERFLOW";
-	default: return fmt::format("errno {}", std::abs(err));
+	case ENOENT:
+	case ENODEV:
+	case ENXIO:
+		return exit_not_found;
+	case EBUSY:
+		return exit_busy;
+	case EPERM:
+	case EACCES:
+		return exit_permission;
+	default:
+		return exit_runtime;
 	}
+}
+
+std::string errno_name(int err)
+{
+	if (!err)
+		return "OK";
+	const char *name = strerrorname_np(std::abs(err));
+	return name ? name : fmt::format("errno {}", std::abs(err));
 }
 
 }  // namespace fxctl

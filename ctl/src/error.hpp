@@ -9,14 +9,27 @@
 
 namespace fxctl {
 
-enum exit_code : int { exit_ok = 0, exit_runtime = 1, exit_usage = 2 };
+// fxctl's exit status; documented in --help and fxctl(8).
+enum exit_code : int {
+	exit_ok = 0,
+	exit_runtime = 1,     // the operation failed (anything not below)
+	exit_usage = 2,       // bad command line; nothing was done
+	exit_not_found = 3,   // no such volume or device
+	exit_busy = 4,        // volume open or member in use
+	exit_no_module = 5,   // fxblk module not loaded
+	exit_permission = 6,  // needs root (CAP_SYS_ADMIN and CAP_NET_ADMIN)
+};
+
+// The exit status for a failure with errno @err (positive or negative).
+exit_code exit_code_for_errno(int err) noexcept;
 
 // libnl's NLE_* codes (stored positive), messages from nl_geterror().
 const std::error_category &nl_category() noexcept;
 std::error_code nl_error(int nle) noexcept;  // accepts -NLE_x or NLE_x
 std::error_code errno_error(int err) noexcept;  // accepts -E or E
 
-// A runtime failure (exit 1). what() names the object and the fix.
+// A runtime failure. what() names the object and the fix; the exit status
+// follows the errno in code() (exit_code_for_errno).
 class Error : public std::runtime_error {
 public:
 	explicit Error(const std::string &msg, std::error_code ec = {})
@@ -52,7 +65,8 @@ public:
 	ModuleNotLoaded();
 };
 
-// "EBUSY", "EINVAL", ... for messages and the test tool.
+// "EBUSY", "EINVAL", ... (glibc's strerrorname_np) for messages, JSON
+// errors and the test tool; "OK" for 0.
 std::string errno_name(int err);
 
 }  // namespace fxctl

@@ -184,10 +184,10 @@ public:
 		return vol ? *vol : get(VolumeRef{std::nullopt, req.name});
 	}
 
-	void destroy(const VolumeRef &ref) override
+	void destroy(const VolumeRef &ref, bool force) override
 	{
 		run(FXBLK_CMD_DESTROY, 0, fmt::format("remove {}", ref.display()),
-		    [&](nl_msg *m) { put_volume_ref(m, ref); }, [](nlmsghdr *) {});
+		    [&](nl_msg *m) { put_destroy(m, ref, force); }, [](nlmsghdr *) {});
 	}
 
 	Volume get(const VolumeRef &ref) override { return one(FXBLK_CMD_GET, ref); }

@@ -16,6 +16,7 @@ struct ModuleStatus {
 	std::string version;
 	std::uint32_t api_version = 0;
 	std::uint64_t features = 0;  // FXBLK_FEAT_*
+	std::optional<std::uint32_t> live_volumes;  // absent from older modules
 };
 
 struct StatCounters {
@@ -31,9 +32,21 @@ struct MemberStats {
 	bool operator==(const MemberStats &) const = default;
 };
 
-// Optional NVMe-oF identity of a member, resolved through libnvme.
+// One controller (path) through which an NVMe namespace is reached, with
+// the controller's state as the nvme driver reports it in sysfs: "live",
+// "connecting" (reconnecting after a path loss), "resetting", "deleting", ...
+struct NvmePath {
+	std::string controller;  // "nvme1"
+	std::string state;
+	std::string transport, traddr, trsvcid, host_traddr;
+	bool operator==(const NvmePath &) const = default;
+};
+
+// Optional NVMe-oF identity of a member, resolved through libnvme: every
+// controller of the namespace's subsystem that reaches it, not only the first.
 struct NvmeIdentity {
-	std::string subsys_nqn, transport, traddr;
+	std::string subsys_nqn;
+	std::vector<NvmePath> paths;
 	bool operator==(const NvmeIdentity &) const = default;
 };
 
@@ -42,6 +55,9 @@ struct Member {
 	std::string disk;                    // "nvme0n1"
 	std::uint64_t data_offset = 0;       // sectors
 	std::uint64_t data_sectors = 0;
+	// Health (FXBLK_FEAT_HEALTH); absent when an older module sent none.
+	std::optional<std::uint32_t> state;  // enum fxblk_state
+	std::optional<std::uint64_t> errors;  // failed I/Os, all directions
 	std::optional<MemberStats> stats;    // STATS replies only
 	std::optional<NvmeIdentity> nvme;    // filled in by fxctl, not the kernel
 	bool operator==(const Member &) const = default;
@@ -54,8 +70,22 @@ struct Volume {
 	std::uint64_t capacity = 0;          // sectors
 	std::uint32_t logical_block_size = 0;  // bytes
 	std::uint32_t open_count = 0;
+	std::optional<std::uint32_t> state;  // enum fxblk_state, worst member
+	std::optional<std::uint64_t> flags;  // FXBLK_VOL_*
 	std::vector<Member> members;
 	bool operator==(const Volume &) const = default;
+};
+
+// A multicast message of the "events" group. Which fields are set depends
+// on the event: MEMBER_ERROR carries errno and a member, MEMBER_STATE a
+// member with its new state.
+struct Event {
+	std::uint32_t type = FXBLK_EVENT_UNSPEC;  // enum fxblk_event
+	std::optional<std::uint32_t> index;       // volume
+	std::string name, disk;
+	std::optional<std::int32_t> err;          // negative errno
+	std::optional<Member> member;
+	bool operator==(const Event &) const = default;
 };
 
 struct MemberSpec {
@@ -72,7 +102,8 @@ struct CreateRequest {
 };
 
 // How the user named a volume: "fx3" and "/dev/fx3" select by index,
-// "/dev/fx/NAME" and anything else by name.
+// "/dev/fx/NAME" and anything else by name. With both set (remove), the
+// kernel checks that they name the same volume.
 struct VolumeRef {
 	std::optional<std::uint32_t> index;
 	std::string name;

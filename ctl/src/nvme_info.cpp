@@ -37,6 +37,25 @@ private:
 	bool scanned_ = false;
 	std::map<std::string, NvmeIdentity> ids_;
 
+	static NvmePath path_of(nvme_ctrl_t c)
+	{
+		// nvme_ctrl_get_state() reads sysfs each time: the state is
+		// current, e.g. "connecting" while a path reconnects.
+		return {str(nvme_ctrl_get_name(c)),      str(nvme_ctrl_get_state(c)),
+			str(nvme_ctrl_get_transport(c)), str(nvme_ctrl_get_traddr(c)),
+			str(nvme_ctrl_get_trsvcid(c)),   str(nvme_ctrl_get_host_traddr(c))};
+	}
+
+	void add_path(const std::string &ns, const std::string &nqn, const NvmePath &p)
+	{
+		NvmeIdentity &id = ids_[ns];
+		id.subsys_nqn = nqn;
+		for (const auto &q : id.paths)
+			if (q.controller == p.controller)
+				return;
+		id.paths.push_back(p);
+	}
+
 	void scan()
 	{
 		scanned_ = true;
@@ -47,20 +66,31 @@ private:
 		nvme_subsystem_t s;
 		nvme_ctrl_t c;
 		nvme_ns_t n;
+		nvme_path_t p;
 		nvme_for_each_host(root.get(), h) {
 			nvme_for_each_subsystem(h, s) {
-				NvmeIdentity id;
-				id.subsys_nqn = str(nvme_subsystem_get_nqn(s));
+				std::string nqn = str(nvme_subsystem_get_nqn(s));
+				std::vector<NvmePath> all;
 				nvme_subsystem_for_each_ctrl(s, c) {
-					if (id.transport.empty()) {
-						id.transport = str(nvme_ctrl_get_transport(c));
-						id.traddr = str(nvme_ctrl_get_traddr(c));
-					}
+					NvmePath path = path_of(c);
+					all.push_back(path);
+					// Without multipath: nvmeXnY hangs off one controller.
 					nvme_ctrl_for_each_ns(c, n)
-						ids_[str(nvme_ns_get_name(n))] = id;
+						add_path(str(nvme_ns_get_name(n)), nqn, path);
+					// With multipath: path nvmeXcYnZ of head nvmeXnZ.
+					nvme_ctrl_for_each_path(c, p)
+						if (nvme_ns_t head = nvme_path_get_ns(p))
+							add_path(str(nvme_ns_get_name(head)), nqn, path);
 				}
-				nvme_subsystem_for_each_ns(s, n)
-					ids_[str(nvme_ns_get_name(n))] = id;
+				// A head whose paths libnvme did not link (old kernels):
+				// every controller of the subsystem reaches it.
+				nvme_subsystem_for_each_ns(s, n) {
+					std::string ns = str(nvme_ns_get_name(n));
+					if (!ids_.count(ns))
+						for (const auto &path : all)
+							add_path(ns, nqn, path);
+					ids_[ns].subsys_nqn = nqn;
+				}
 			}
 		}
 	}

@@ -1,22 +1,54 @@
 #include "render.hpp"
 
+#include "error.hpp"
 #include "units.hpp"
 
+#include <algorithm>
 #include <fmt/format.h>
 
 namespace fxctl {
 namespace {
 
+const char *const ops[] = {"read", "write", "discard", "flush"};
+
+// {"ge": lower, "lt": upper} in microseconds of the bucket holding the
+// quantile; "lt" is null for the open-ended last bucket; null if no I/O.
+json quantile_json(const std::vector<std::uint64_t> &hist, unsigned permille)
+{
+	auto b = quantile_bucket(hist, permille);
+	if (!b)
+		return nullptr;
+	json lt = *b + 1 < hist.size() ? json(1ULL << (*b + 1)) : json(nullptr);
+	return {{"ge", *b ? 1ULL << *b : 0ULL}, {"lt", lt}};
+}
+
+std::vector<std::uint64_t> hist_of(const json &s)
+{
+	return s.at("latency_us_log2").get<std::vector<std::uint64_t>>();
+}
+
 json stat_json(const StatCounters &s, bool write)
 {
-	json j = {{"ios", s.ios},
-		  {"sectors", s.sectors},
-		  {"errors", s.errors},
-		  {"inflight", s.inflight},
-		  {"latency_us_log2", s.lat_hist}};
+	std::vector<std::uint64_t> hist(s.lat_hist.begin(), s.lat_hist.end());
+	json j = {{"ios", s.ios}, {"bytes", s.sectors * sector_size}, {"errors", s.errors},
+		  {"inflight", s.inflight}};
 	if (write)
 		j["fua"] = s.fua.value_or(0);
+	j["p50_us"] = quantile_json(hist, 500);
+	j["p99_us"] = quantile_json(hist, 990);
+	j["latency_us_log2"] = hist;
 	return j;
+}
+
+json path_json(const NvmePath &p)
+{
+	return {{"controller", p.controller}, {"state", p.state},     {"transport", p.transport},
+		{"traddr", p.traddr},         {"trsvcid", p.trsvcid}, {"host_traddr", p.host_traddr}};
+}
+
+json opt_json(const auto &v)
+{
+	return v ? json(*v) : json(nullptr);
 }
 
 json member_json(const Member &m)
@@ -26,12 +58,17 @@ json member_json(const Member &m)
 		  {"device", "/dev/" + m.disk},
 		  {"major", m.major},
 		  {"minor", m.minor},
+		  {"state", state_name(m.state)},
+		  {"errors", opt_json(m.errors)},
 		  {"data_offset_bytes", m.data_offset * sector_size},
 		  {"data_bytes", m.data_sectors * sector_size}};
-	if (m.nvme)
-		j["nvme"] = {{"subsys_nqn", m.nvme->subsys_nqn},
-			     {"transport", m.nvme->transport},
-			     {"traddr", m.nvme->traddr}};
+	if (m.nvme) {
+		j["subsys_nqn"] = m.nvme->subsys_nqn;
+		json paths = json::array();
+		for (const auto &p : m.nvme->paths)
+			paths.push_back(path_json(p));
+		j["paths"] = paths;
+	}
 	if (m.stats) {
 		j["read"] = stat_json(m.stats->read, false);
 		j["write"] = stat_json(m.stats->write, true);
@@ -55,51 +92,121 @@ std::string vol_summary(const json &v)
 			   format_size(v.at("capacity_bytes").get<std::uint64_t>()));
 }
 
-// Upper bound in microseconds of the bucket holding quantile @q.
-std::string lat_quantile(const json &hist, double q)
+std::string flags_text(const json &flags)
 {
-	std::uint64_t total = 0;
-	for (const auto &c : hist)
-		total += c.get<std::uint64_t>();
-	if (!total)
+	if (flags.is_null())
+		return "unknown";
+	std::string out;
+	for (const auto &f : flags)
+		out += (out.empty() ? "" : ",") + f.get<std::string>();
+	return out.empty() ? "-" : out;
+}
+
+std::string errors_text(const json &e)
+{
+	return e.is_null() ? "unknown" : std::to_string(e.get<std::uint64_t>());
+}
+
+// "<128us", "<16.384ms", ">=2147483648us"; "-" without I/O.
+std::string quantile_text(const json &q)
+{
+	if (q.is_null())
 		return "-";
-	auto want = static_cast<std::uint64_t>(q * static_cast<double>(total));
-	std::uint64_t seen = 0;
-	for (std::size_t i = 0; i < hist.size(); ++i) {
-		seen += hist[i].get<std::uint64_t>();
-		if (seen > want || seen == total) {
-			if (i + 1 >= hist.size())
-				return fmt::format(">={}us", 1ULL << i);
-			std::uint64_t us = 1ULL << (i + 1);
-			return us >= 10000 ? fmt::format("<{}ms", us / 1000) : fmt::format("<{}us", us);
-		}
-	}
-	return "-";
+	if (q.at("lt").is_null())
+		return fmt::format(">={}us", q.at("ge").get<std::uint64_t>());
+	auto us = q.at("lt").get<std::uint64_t>();
+	if (us < 10000)
+		return fmt::format("<{}us", us);
+	// 2^k microseconds have at most 3 decimals in milliseconds: exact.
+	return fmt::format("<{}.{:03}ms", us / 1000, us % 1000);
+}
+
+// The kernel's controller state, except that "connecting" of a controller
+// that already has namespaces is a reconnect after a path loss.
+std::string path_state_text(const std::string &state)
+{
+	return state == "connecting" ? "reconnecting" : state;
+}
+
+std::size_t widest(const json &arr, const char *key, std::size_t least)
+{
+	std::size_t w = least;
+	for (const auto &e : arr)
+		w = std::max(w, e.at(key).get<std::string>().size());
+	return w;
 }
 
 }  // namespace
 
-std::vector<std::string> feature_names(std::uint64_t features)
+std::optional<std::size_t> quantile_bucket(const std::vector<std::uint64_t> &hist,
+					   unsigned permille)
 {
-	static const std::pair<std::uint64_t, const char *> known[] = {
-		{FXBLK_FEAT_STRIPE, "stripe"},
-		{FXBLK_FEAT_STATS, "stats"},
-		{FXBLK_FEAT_EVENTS, "events"},
-		{FXBLK_FEAT_NOWAIT, "nowait"},
-	};
+	unsigned __int128 total = 0;
+	for (auto c : hist)
+		total += c;
+	if (!total)
+		return std::nullopt;
+	// Nearest rank: the smallest bucket whose cumulative count reaches
+	// ceil(q * total), at least the first sample.
+	unsigned __int128 rank = (total * permille + 999) / 1000;
+	rank = std::max<unsigned __int128>(rank, 1);
+	unsigned __int128 seen = 0;
+	for (std::size_t i = 0; i < hist.size(); ++i) {
+		seen += hist[i];
+		if (seen >= rank)
+			return i;
+	}
+	return hist.size() - 1;
+}
+
+std::string state_name(const std::optional<std::uint32_t> &state)
+{
+	if (!state)
+		return "unknown";
+	switch (*state) {
+	case FXBLK_STATE_LIVE: return "live";
+	case FXBLK_STATE_FAILING: return "failing";
+	case FXBLK_STATE_GONE: return "gone";
+	default: return fmt::format("state{}", *state);  // a newer module's
+	}
+}
+
+namespace {
+
+std::vector<std::string> bit_names(std::uint64_t bits,
+				   std::initializer_list<std::pair<std::uint64_t, const char *>> known)
+{
 	std::vector<std::string> out;
 	for (auto [bit, name] : known)
-		if (features & bit)
+		if (bits & bit)
 			out.emplace_back(name);
 	for (unsigned i = 0; i < 64; ++i) {
 		std::uint64_t bit = 1ULL << i;
 		bool is_known = false;
 		for (auto [k, name] : known)
 			is_known |= (k == bit);
-		if ((features & bit) && !is_known)
+		if ((bits & bit) && !is_known)
 			out.push_back(fmt::format("bit{}", i));
 	}
 	return out;
+}
+
+}  // namespace
+
+std::vector<std::string> feature_names(std::uint64_t features)
+{
+	return bit_names(features, {{FXBLK_FEAT_STRIPE, "stripe"},
+				    {FXBLK_FEAT_STATS, "stats"},
+				    {FXBLK_FEAT_EVENTS, "events"},
+				    {FXBLK_FEAT_NOWAIT, "nowait"},
+				    {FXBLK_FEAT_HEALTH, "health"}});
+}
+
+std::vector<std::string> volume_flag_names(std::uint64_t flags)
+{
+	return bit_names(flags, {{FXBLK_VOL_READ_ONLY, "read-only"},
+				 {FXBLK_VOL_NOWAIT, "nowait"},
+				 {FXBLK_VOL_REMOVED, "removed"}});
 }
 
 json volume_json(const Volume &v)
@@ -111,6 +218,8 @@ json volume_json(const Volume &v)
 		{"index", v.index},
 		{"disk", v.disk},
 		{"device", "/dev/" + v.disk},
+		{"state", state_name(v.state)},
+		{"flags", v.flags ? json(volume_flag_names(*v.flags)) : json(nullptr)},
 		{"chunk_bytes", std::uint64_t{v.chunk_sectors} * sector_size},
 		{"capacity_bytes", v.capacity * sector_size},
 		{"logical_block_size", v.logical_block_size},
@@ -118,14 +227,35 @@ json volume_json(const Volume &v)
 		{"members", members}};
 }
 
-json version_doc(const ModuleStatus &st)
+json event_json(const Event &ev)
 {
+	static const char *const names[] = {"unspec", "created", "destroyed", "member-error",
+					    "member-state"};
+	json j = {{"event", ev.type < std::size(names) ? names[ev.type]
+						       : fmt::format("event{}", ev.type)},
+		  {"index", opt_json(ev.index)},
+		  {"name", ev.name},
+		  {"disk", ev.disk}};
+	if (ev.err)
+		j["errno"] = -*ev.err;
+	if (ev.member)
+		j["member"] = member_json(*ev.member);
+	return j;
+}
+
+json version_doc(const std::optional<ModuleStatus> &st)
+{
+	json module = nullptr;
+	if (st) {
+		module = {{"version", st->version},
+			  {"api_version", st->api_version},
+			  {"features", feature_names(st->features)}};
+		if (st->live_volumes)
+			module["live_volumes"] = *st->live_volumes;
+	}
 	return {{"schema_version", schema_version},
 		{"fxctl", {{"version", FXCTL_VERSION}}},
-		{"module",
-		 {{"version", st.version},
-		  {"api_version", st.api_version},
-		  {"features", feature_names(st.features)}}}};
+		{"module", module}};
 }
 
 json volume_doc(const Volume &v)
@@ -141,16 +271,80 @@ json list_doc(const std::vector<Volume> &vols)
 	return {{"schema_version", schema_version}, {"volumes", arr}};
 }
 
+json stats_doc(const Volume &v, double timestamp)
+{
+	return {{"schema_version", schema_version},
+		{"timestamp", timestamp},
+		{"volume", volume_json(v)}};
+}
+
+bool add_interval(json &doc, const json &prev, double seconds)
+{
+	const auto &now_v = doc.at("volume"), &prev_v = prev.at("volume");
+	const auto &mn = now_v.at("members"), &mp = prev_v.at("members");
+	if (!(seconds > 0) || now_v.at("index") != prev_v.at("index") ||
+	    now_v.at("name") != prev_v.at("name") || mn.size() != mp.size())
+		return false;
+	for (std::size_t i = 0; i < mn.size(); ++i)
+		if (mn[i].at("disk") != mp[i].at("disk"))
+			return false;
+	// A counter that went backwards means a different volume: no rates.
+	auto delta = [](const json &a, const json &b, const char *k) -> std::optional<std::uint64_t> {
+		auto x = a.at(k).get<std::uint64_t>(), y = b.at(k).get<std::uint64_t>();
+		return x >= y ? std::optional(x - y) : std::nullopt;
+	};
+	std::vector<json> intervals;
+	for (std::size_t i = 0; i < mn.size(); ++i)
+		for (const char *op : ops) {
+			if (!mn[i].contains(op) || !mp[i].contains(op))
+				return false;
+			const auto &s = mn[i].at(op), &p = mp[i].at(op);
+			auto dios = delta(s, p, "ios"), dbytes = delta(s, p, "bytes"),
+			     derr = delta(s, p, "errors");
+			auto h = hist_of(s), hp = hist_of(p);
+			if (!dios || !dbytes || !derr || h.size() != hp.size())
+				return false;
+			for (std::size_t b = 0; b < h.size(); ++b) {
+				if (h[b] < hp[b])
+					return false;
+				h[b] -= hp[b];
+			}
+			intervals.push_back({{"ios_per_sec", static_cast<double>(*dios) / seconds},
+					     {"bytes_per_sec", static_cast<double>(*dbytes) / seconds},
+					     {"errors", *derr},
+					     {"p50_us", quantile_json(h, 500)},
+					     {"p99_us", quantile_json(h, 990)}});
+		}
+	doc["interval_seconds"] = seconds;
+	std::size_t k = 0;
+	for (auto &m : doc["volume"]["members"])
+		for (const char *op : ops)
+			m[op]["interval"] = std::move(intervals[k++]);
+	return true;
+}
+
+json error_doc(const std::string &message, int code, int err)
+{
+	json e = {{"message", message}, {"code", code}};
+	e["errno"] = err ? json(err) : json(nullptr);
+	e["errno_name"] = err ? json(errno_name(err)) : json(nullptr);
+	return {{"schema_version", schema_version}, {"error", e}};
+}
+
 std::string text_version(const json &doc)
 {
+	std::string out = fmt::format("fxctl {}\n", doc.at("fxctl").at("version").get<std::string>());
 	const auto &m = doc.at("module");
+	if (m.is_null())
+		return out + "fxblk module not loaded\n";
 	std::string feats;
 	for (const auto &f : m.at("features"))
 		feats += (feats.empty() ? "" : " ") + f.get<std::string>();
-	return fmt::format("fxctl {}\nfxblk module {} (API {})\nfeatures: {}\n",
-			   doc.at("fxctl").at("version").get<std::string>(),
-			   m.at("version").get<std::string>(), m.at("api_version").get<int>(),
-			   feats.empty() ? "none" : feats);
+	out += fmt::format("fxblk module {} (API {})\nfeatures: {}\n", m.at("version").get<std::string>(),
+			   m.at("api_version").get<int>(), feats.empty() ? "none" : feats);
+	if (m.contains("live_volumes"))
+		out += fmt::format("live volumes: {}\n", m.at("live_volumes").get<std::uint32_t>());
+	return out;
 }
 
 std::string text_created(const json &doc)
@@ -167,25 +361,39 @@ std::string text_removed(const json &doc)
 std::string text_volume(const json &doc)
 {
 	const auto &v = doc.at("volume");
+	const auto &members = v.at("members");
 	std::string out = fmt::format("{}  {}\n", vol_title(v), v.at("device").get<std::string>());
+	out += fmt::format("  state {}, flags {}\n", v.at("state").get<std::string>(),
+			   flags_text(v.at("flags")));
 	out += fmt::format("  {}, logical block {} B, open {}\n", vol_summary(v),
 			   v.at("logical_block_size").get<std::uint32_t>(),
 			   v.at("open_count").get<std::uint32_t>());
-	out += fmt::format("  {:>3}  {:<16} {:>9}  {:>12}  {:>12}\n", "#", "member", "maj:min",
-			   "data offset", "data size");
-	for (const auto &m : v.at("members")) {
-		out += fmt::format("  {:>3}  {:<16} {:>9}  {:>12}  {:>12}\n",
-				   m.at("index").get<std::uint32_t>(),
-				   m.at("device").get<std::string>(),
-				   fmt::format("{}:{}", m.at("major").get<std::uint32_t>(),
-					       m.at("minor").get<std::uint32_t>()),
-				   format_size(m.at("data_offset_bytes").get<std::uint64_t>()),
-				   format_size(m.at("data_bytes").get<std::uint64_t>()));
-		if (m.contains("nvme"))
-			out += fmt::format("       {} {} {}\n",
-					   m["nvme"].at("transport").get<std::string>(),
-					   m["nvme"].at("traddr").get<std::string>(),
-					   m["nvme"].at("subsys_nqn").get<std::string>());
+	std::size_t w = widest(members, "device", 6);
+	auto row = [&](const auto &idx, const auto &dev, const auto &majmin, const auto &state,
+		       const auto &errors, const auto &off, const auto &size) {
+		return fmt::format("  {:>3}  {:<{}} {:>9}  {:<8} {:>8}  {:>12}  {:>12}\n", idx, dev,
+				   w, majmin, state, errors, off, size);
+	};
+	out += row("#", "member", "maj:min", "state", "errors", "data offset", "data size");
+	for (const auto &m : members) {
+		out += row(m.at("index").get<std::uint32_t>(), m.at("device").get<std::string>(),
+			   fmt::format("{}:{}", m.at("major").get<std::uint32_t>(),
+				       m.at("minor").get<std::uint32_t>()),
+			   m.at("state").get<std::string>(), errors_text(m.at("errors")),
+			   format_size(m.at("data_offset_bytes").get<std::uint64_t>()),
+			   format_size(m.at("data_bytes").get<std::uint64_t>()));
+		if (!m.contains("paths"))
+			continue;
+		out += fmt::format("       subsystem {}\n", m.at("subsys_nqn").get<std::string>());
+		for (const auto &p : m.at("paths")) {
+			std::string addr = p.at("traddr").get<std::string>();
+			if (!p.at("trsvcid").get<std::string>().empty())
+				addr += ":" + p.at("trsvcid").get<std::string>();
+			out += fmt::format("       path {} {} {} {}\n",
+					   p.at("controller").get<std::string>(),
+					   p.at("transport").get<std::string>(), addr,
+					   path_state_text(p.at("state").get<std::string>()));
+		}
 	}
 	return out;
 }
@@ -195,60 +403,66 @@ std::string text_list(const json &doc)
 	const auto &vols = doc.at("volumes");
 	if (vols.empty())
 		return "no volumes\n";
-	std::string out = fmt::format("{:<6} {:<24} {:>12} {:>10} {:>7} {:>4}\n", "DISK", "NAME",
-				      "CAPACITY", "CHUNK", "MEMBERS", "OPEN");
+	// Names are up to 31 characters: the column grows to the longest.
+	std::size_t wd = widest(vols, "disk", 5), wn = widest(vols, "name", 4);
+	auto row = [&](const auto &disk, const auto &name, const auto &state, const auto &cap,
+		       const auto &chunk, const auto &members, const auto &open,
+		       const auto &flags) {
+		return fmt::format("{:<{}} {:<{}} {:<8} {:>12} {:>10} {:>7} {:>4}  {}\n", disk, wd,
+				   name, wn, state, cap, chunk, members, open, flags);
+	};
+	std::string out = row("DISK", "NAME", "STATE", "CAPACITY", "CHUNK", "MEMBERS", "OPEN",
+			      "FLAGS");
 	for (const auto &v : vols)
-		out += fmt::format("{:<6} {:<24} {:>12} {:>10} {:>7} {:>4}\n",
-				   v.at("disk").get<std::string>(), v.at("name").get<std::string>(),
-				   format_size(v.at("capacity_bytes").get<std::uint64_t>()),
-				   format_size(v.at("chunk_bytes").get<std::uint64_t>()),
-				   v.at("members").size(), v.at("open_count").get<std::uint32_t>());
+		out += row(v.at("disk").get<std::string>(), v.at("name").get<std::string>(),
+			   v.at("state").get<std::string>(),
+			   format_size(v.at("capacity_bytes").get<std::uint64_t>()),
+			   format_size(v.at("chunk_bytes").get<std::uint64_t>()),
+			   v.at("members").size(), v.at("open_count").get<std::uint32_t>(),
+			   flags_text(v.at("flags")));
 	return out;
 }
 
-std::string text_stats(const json &doc, const json *prev, double seconds)
+std::string text_stats(const json &doc)
 {
 	const auto &v = doc.at("volume");
-	std::string out = fmt::format("{}: {}\n", vol_title(v), vol_summary(v));
-	bool rates = prev && seconds > 0;
-	if (rates)
-		out += fmt::format("  {:<10} {:<7} {:>10} {:>12} {:>7} {:>8}\n", "member", "op",
-				   "ios/s", "bytes/s", "errors", "inflight");
-	else
-		out += fmt::format("  {:<10} {:<7} {:>12} {:>12} {:>7} {:>8} {:>8} {:>8}\n",
-				   "member", "op", "ios", "bytes", "errors", "inflight", "p50",
-				   "p99");
+	std::string out = fmt::format("{}: {}, state {}\n", vol_title(v), vol_summary(v),
+				      v.at("state").get<std::string>());
 	const auto &members = v.at("members");
-	for (std::size_t i = 0; i < members.size(); ++i) {
-		const auto &m = members[i];
-		for (const char *op : {"read", "write", "discard", "flush"}) {
+	std::size_t w = widest(members, "disk", 6);
+	bool rates = doc.contains("interval_seconds");
+	if (rates)
+		out += fmt::format("  {:<{}} {:<7} {:>10} {:>12} {:>7} {:>8} {:>10} {:>10}   "
+				   "(last {:.2f} s)\n",
+				   "member", w, "op", "ios/s", "bytes/s", "errors", "inflight",
+				   "p50", "p99", doc.at("interval_seconds").get<double>());
+	else
+		out += fmt::format("  {:<{}} {:<7} {:>12} {:>12} {:>7} {:>8} {:>10} {:>10}\n",
+				   "member", w, "op", "ios", "bytes", "errors", "inflight", "p50",
+				   "p99");
+	for (const auto &m : members) {
+		for (const char *op : ops) {
 			if (!m.contains(op))
 				continue;
 			const auto &s = m[op];
-			auto ios = s.at("ios").get<std::uint64_t>();
-			auto bytes = s.at("sectors").get<std::uint64_t>() * sector_size;
-			auto errors = s.at("errors").get<std::uint64_t>();
+			std::string disk = m.at("disk").get<std::string>();
 			auto inflight = s.at("inflight").get<std::uint32_t>();
 			if (rates) {
-				const auto &p = prev->at("volume").at("members").at(i).at(op);
-				auto d = [&](const char *k, std::uint64_t now) {
-					auto before = p.at(k).get<std::uint64_t>();
-					return now >= before ? static_cast<double>(now - before) : 0.0;
-				};
-				double dios = d("ios", ios);
-				double dbytes = d("sectors", s.at("sectors").get<std::uint64_t>()) *
-						sector_size;
+				const auto &iv = s.at("interval");
 				out += fmt::format(
-					"  {:<10} {:<7} {:>10.0f} {:>10}/s {:>7} {:>8}\n",
-					m.at("disk").get<std::string>(), op, dios / seconds,
-					format_size(static_cast<std::uint64_t>(dbytes / seconds)),
-					errors, inflight);
+					"  {:<{}} {:<7} {:>10.0f} {:>10}/s {:>7} {:>8} {:>10} {:>10}\n",
+					disk, w, op, iv.at("ios_per_sec").get<double>(),
+					format_size(static_cast<std::uint64_t>(
+						iv.at("bytes_per_sec").get<double>())),
+					iv.at("errors").get<std::uint64_t>(), inflight,
+					quantile_text(iv.at("p50_us")), quantile_text(iv.at("p99_us")));
 			} else {
-				out += fmt::format("  {:<10} {:<7} {:>12} {:>12} {:>7} {:>8} {:>8} {:>8}\n",
-						   m.at("disk").get<std::string>(), op, ios,
-						   format_size(bytes), errors, inflight,
-						   lat_quantile(s.at("latency_us_log2"), 0.5),
-						   lat_quantile(s.at("latency_us_log2"), 0.99));
+				out += fmt::format("  {:<{}} {:<7} {:>12} {:>12} {:>7} {:>8} {:>10} {:>10}\n",
+						   disk, w, op, s.at("ios").get<std::uint64_t>(),
+						   format_size(s.at("bytes").get<std::uint64_t>()),
+						   s.at("errors").get<std::uint64_t>(), inflight,
+						   quantile_text(s.at("p50_us")),
+						   quantile_text(s.at("p99_us")));
 			}
 		}
 	}

@@ -1,9 +1,12 @@
 // One print path: every command builds a JSON document from decoded data;
 // -o json prints it, text output is rendered from the same document.
+// Keys keep the order they are built in (ordered_json): identity first,
+// then health, geometry, members, counters.
 #pragma once
 
 #include "model.hpp"
 
+#include <cstddef>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -11,22 +14,42 @@
 
 namespace fxctl {
 
-using json = nlohmann::json;
+using json = nlohmann::ordered_json;
 
-constexpr int schema_version = 1;
+// 2: health (state, flags, errors, paths), stats in bytes with a timestamp
+// and interval figures, errors as {"error": {...}} objects.
+constexpr int schema_version = 2;
 
 json volume_json(const Volume &v);
-json version_doc(const ModuleStatus &st);
-json volume_doc(const Volume &v);  // show, create, remove, stats
+json event_json(const Event &ev);
+// @st absent: the module is not loaded ("module": null).
+json version_doc(const std::optional<ModuleStatus> &st);
+json volume_doc(const Volume &v);  // show, create, remove
 json list_doc(const std::vector<Volume> &vols);
+// stats: counters in bytes, @timestamp in seconds since the epoch.
+json stats_doc(const Volume &v, double timestamp);
+// Adds rates and interval latency quantiles against @prev, measured
+// @seconds earlier. Returns false (and adds nothing) when the two samples do
+// not describe the same volume layout (re-created meanwhile).
+bool add_interval(json &doc, const json &prev, double seconds);
+json error_doc(const std::string &message, int code, int err);
+
 std::vector<std::string> feature_names(std::uint64_t features);
+std::vector<std::string> volume_flag_names(std::uint64_t flags);
+// "live", "failing", "gone"; "unknown" when the module did not say.
+std::string state_name(const std::optional<std::uint32_t> &state);
+// Nearest-rank quantile (@permille: 500 = p50, 990 = p99) of a log2
+// histogram: the index of the bucket holding it, none if the histogram is
+// empty.
+std::optional<std::size_t> quantile_bucket(const std::vector<std::uint64_t> &hist,
+					   unsigned permille);
 
 std::string text_version(const json &doc);
 std::string text_volume(const json &doc);  // show
 std::string text_created(const json &doc);
 std::string text_removed(const json &doc);
 std::string text_list(const json &doc);
-// Totals; with @prev (the previous sample, @seconds earlier) rates instead.
-std::string text_stats(const json &doc, const json *prev = nullptr, double seconds = 0);
+// Totals, or rates and interval quantiles when @doc carries an interval.
+std::string text_stats(const json &doc);
 
 }  // namespace fxctl

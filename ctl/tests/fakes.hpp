@@ -5,6 +5,7 @@
 #include "cli.hpp"
 #include "error.hpp"
 
+#include <functional>
 #include <map>
 #include <optional>
 #include <sstream>
@@ -54,13 +55,16 @@ struct FakeClient final : Client {
 	struct State {
 		std::vector<CreateRequest> creates;
 		std::vector<VolumeRef> destroys, gets, stats;
+		std::vector<bool> forces;
+		std::function<void()> on_stats;  // e.g. advance the fake clock
 		int list_calls = 0;
 		std::optional<KernelError> fail_create, fail_destroy, fail_get, fail_stats;
 		std::vector<Volume> volumes{fixed_volume()};
 		std::uint64_t stats_tick = 0;  // advances counters per STATS call
 		ModuleStatus module{"0.1.0", 1,
 				    FXBLK_FEAT_STRIPE | FXBLK_FEAT_STATS | FXBLK_FEAT_EVENTS |
-					    FXBLK_FEAT_NOWAIT};
+					    FXBLK_FEAT_NOWAIT,
+				    {}};
 	};
 	State &st;
 	explicit FakeClient(State &s) : st(s) {}
@@ -76,9 +80,10 @@ struct FakeClient final : Client {
 		v.chunk_sectors = req.chunk_sectors;
 		return v;
 	}
-	void destroy(const VolumeRef &ref) override
+	void destroy(const VolumeRef &ref, bool force) override
 	{
 		st.destroys.push_back(ref);
+		st.forces.push_back(force);
 		if (st.fail_destroy)
 			throw *st.fail_destroy;
 	}
@@ -99,6 +104,8 @@ struct FakeClient final : Client {
 		st.stats.push_back(ref);
 		if (st.fail_stats)
 			throw *st.fail_stats;
+		if (st.on_stats)
+			st.on_stats();
 		Volume v = fixed_volume(find(ref).members.size(), true);
 		for (auto &m : v.members) {
 			m.stats->read.ios += 1000 * st.stats_tick;
@@ -148,7 +155,9 @@ struct Harness {
 	FakeDevices devices;
 	std::ostringstream out, err;
 	std::vector<double> sleeps;
+	double now = 1000.0;  // fake monotonic clock, advanced by sleep
 	bool module_loaded = true;
+	std::function<std::unique_ptr<NvmeLookup>()> nvme;
 	int connects = 0;
 
 	Harness()
@@ -169,7 +178,13 @@ struct Harness {
 			return std::make_unique<FakeClient>(state);
 		};
 		env.blockdevs = [this]() -> BlockDevices & { return devices; };
-		env.sleep = [this](double s) { sleeps.push_back(s); };
+		env.sleep = [this](double s) {
+			sleeps.push_back(s);
+			now += s;
+		};
+		env.clock = [this] { return now; };
+		env.wall_clock = [this] { return 1764585000.0 + now; };
+		env.nvme = nvme;
 		return fxctl::run(args, env);
 	}
 };

@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include "fakes.hpp"
+#include "render.hpp"
 #include "units.hpp"
 
 #include <fmt/format.h>
@@ -85,6 +86,21 @@ TEST_CASE("global options anywhere")
 	CHECK(h.run({"list"}) == 0);
 	CHECK(h.out.str().find("vol1") != std::string::npos);
 	CHECK(h.out.str().find("\"") == std::string::npos);
+	// Combined short options and options after the command (issue 7).
+	for (std::vector<std::string> args :
+	     {std::vector<std::string>{"-vo", "json", "list"}, {"list", "-vo", "json"},
+	      {"list", "-ojson"}, {"-v", "list", "--output", "json"}, {"list", "-v", "-o", "json"}}) {
+		INFO(fmt::format("{}", fmt::join(args, " ")));
+		CHECK(h.run(args) == 0);
+		CHECK(h.out.str().find("\"volumes\"") != std::string::npos);
+	}
+	// Global options between a command's own options and arguments.
+	CHECK(h.run({"create", "-c", "64K", "-o", "json", "v", "-v", "/dev/nvme0n1"}) == 0);
+	CHECK(h.state.creates.back().chunk_sectors == 128);
+	CHECK(h.out.str().find("\"volume\"") != std::string::npos);
+	CHECK(h.err.str().find("data at") != std::string::npos);  // -v took effect
+	CHECK(h.run({"create", "-c64K", "v2", "/dev/nvme1n1"}) == 0);  // sticky value
+	CHECK(h.state.creates.back().chunk_sectors == 128);
 }
 
 TEST_CASE("create: bad values are usage errors and reach no device")
@@ -97,6 +113,10 @@ TEST_CASE("create: bad values are usage errors and reach no device")
 		{"create", "v", "--chunk", "768K", "/dev/nvme0n1"},
 		{"create", "v", "--chunk", "lots", "/dev/nvme0n1"},
 		{"create", "v", "--data-offset", "1000", "/dev/nvme0n1"},
+		{"create", "v", "--data-offset", "0", "/dev/nvme0n1"},   // label area
+		{"create", "v", "--data-offset", "1M", "/dev/nvme0n1"},
+		{"create", "v", "--data-offset", "4092K", "/dev/nvme0n1"},
+		{"create", "v", "--data-offset", "16777216T", "/dev/nvme0n1"},  // > 2^64
 		{"create", "v"},
 		{"create"},
 		{"create", "bad/name", "/dev/nvme0n1"},
@@ -144,9 +164,11 @@ TEST_CASE("create: member layout sent to the module")
 	CHECK(h.state.creates.back().members[0].data_offset == 32768);
 	CHECK(h.state.creates.back().members[0].data_sectors == 2097152 - 32768 - 2048);
 
-	REQUIRE(h.run({"create", "off", "-c", "64K", "--data-offset", "1M", "/dev/nvme1n1"}) == 0);
+	REQUIRE(h.run({"create", "off", "-c", "64K", "--data-offset", "8M", "/dev/nvme1n1"}) == 0);
 	CHECK(h.state.creates.back().chunk_sectors == 128);
-	CHECK(h.state.creates.back().members[0].data_offset == 2048);
+	CHECK(h.state.creates.back().members[0].data_offset == 16384);
+	REQUIRE(h.run({"create", "off", "--data-offset", "4M", "/dev/nvme1n1"}) == 0);
+	CHECK(h.state.creates.back().members[0].data_offset == 8192);
 
 	CHECK(default_data_offset(512 * KiB) == 4 * MiB);
 	CHECK(default_data_offset(8 * MiB) == 8 * MiB);
@@ -156,12 +178,12 @@ TEST_CASE("create: member pre-checks name the device and the fix")
 {
 	Harness h;
 	h.devices.devs["/dev/nvme2n1"].holders = {"fx0"};
-	CHECK(h.run({"create", "v", "/dev/nvme0n1", "/dev/nvme2n1"}) == 1);
+	CHECK(h.run({"create", "v", "/dev/nvme0n1", "/dev/nvme2n1"}) == 4);  // busy
 	CHECK(h.err.str() == "fxctl: /dev/nvme2n1 is in use by fx0; remove fx0 first\n");
 
 	h.devices.devs["/dev/nvme2n1"].holders.clear();
 	h.devices.devs["/dev/nvme2n1"].busy = true;
-	CHECK(h.run({"create", "v", "/dev/nvme2n1"}) == 1);
+	CHECK(h.run({"create", "v", "/dev/nvme2n1"}) == 4);
 	CHECK(h.err.str().find("/dev/nvme2n1 is in use (mounted") != std::string::npos);
 
 	CHECK(h.run({"create", "v", "/etc/passwd"}) == 1);
@@ -191,18 +213,20 @@ TEST_CASE("create: member pre-checks name the device and the fix")
 TEST_CASE("create: kernel errors become messages with a fix")
 {
 	Harness h;
-	auto attempt = [&](int err, const char *extack) {
+	auto attempt = [&](int err, const char *extack, int want_rc = 1) {
 		h.state.fail_create = KernelError(err, extack, "x");
 		int rc = h.run({"create", "vol1", "/dev/nvme0n1", "/dev/nvme1n1"});
-		CHECK(rc == 1);
+		CHECK(rc == want_rc);
 		return h.err.str();
 	};
 	CHECK(attempt(EEXIST, "") ==
 	      "fxctl: a volume named \"vol1\" already exists; choose another name or remove it "
 	      "first\n");
-	CHECK(attempt(EBUSY, "member 1 is in use").find(
+	CHECK(attempt(EBUSY, "member 1 is in use", 4).find(
 		      "a member is in use (kernel: member 1 is in use)") != std::string::npos);
-	CHECK(attempt(EPERM, "").find("run fxctl as root") != std::string::npos);
+	CHECK(attempt(EPERM, "", 6).find("run fxctl as root") != std::string::npos);
+	CHECK(attempt(EACCES, "", 6).find("run fxctl as root") != std::string::npos);
+	CHECK(attempt(ENODEV, "", 3).find("disappeared") != std::string::npos);
 	CHECK(attempt(EINVAL, "member 1 duplicates member 0") ==
 	      "fxctl: cannot create \"vol1\": member 1 duplicates member 0; check the arguments "
 	      "against 'fxctl create --help'\n");
@@ -216,22 +240,33 @@ TEST_CASE("remove, show, stats: names, errors and exit codes")
 	REQUIRE(h.state.gets.size() == 1);
 	CHECK(h.state.gets[0].index == 0u);
 	REQUIRE(h.state.destroys.size() == 1);
+	// Both the index and the name: the kernel checks they still agree.
 	CHECK(h.state.destroys[0].index == 0u);
+	CHECK(h.state.destroys[0].name == "vol1");
+	CHECK(h.state.forces == std::vector<bool>{false});
 	CHECK(h.out.str() == "removed fx0 \"vol1\"\n");
 
 	h.state.fail_destroy = KernelError(EBUSY, "volume is open", "x");
-	CHECK(h.run({"remove", "vol1"}) == 1);
-	CHECK(h.err.str() == "fxctl: fx0 (vol1) is open (mounted or in use); unmount it first\n");
+	CHECK(h.run({"remove", "vol1"}) == 4);
+	CHECK(h.err.str() == "fxctl: fx0 (vol1) is open (mounted or in use); unmount it first, "
+			     "or use 'fxctl remove --force' to fail its I/O and remove it now\n");
 
-	CHECK(h.run({"remove", "nosuch"}) == 1);
+	// Removed and re-created by someone else between GET and DESTROY.
+	h.state.fail_destroy = KernelError(ENOENT, "NAME and INDEX name different volumes", "x");
+	CHECK(h.run({"remove", "vol1"}) == 3);
+	CHECK(h.err.str().find("removed or replaced while fxctl was removing it; nothing was "
+			       "removed") != std::string::npos);
+	h.state.fail_destroy.reset();
+
+	CHECK(h.run({"remove", "nosuch"}) == 3);
 	CHECK(h.err.str().find("no volume \"nosuch\"") != std::string::npos);
 	CHECK(h.err.str().find("fxctl list") != std::string::npos);
 
-	CHECK(h.run({"show", "fx/vol1"}) == 1);  // neither a name nor fxN
+	CHECK(h.run({"show", "fx/vol1"}) == 3);  // neither a name nor fxN
 	CHECK(h.run({"show", "/dev/fx/vol1"}) == 0);
 	CHECK(h.state.gets.back().name == "vol1");
 	CHECK(h.out.str().find("/dev/nvme3n1") != std::string::npos);
-	CHECK(h.run({"show", "fx9"}) == 1);
+	CHECK(h.run({"show", "fx9"}) == 3);
 	CHECK(h.err.str().find("no volume fx9") != std::string::npos);
 }
 
@@ -259,7 +294,7 @@ TEST_CASE("stats --watch")
 	int docs = 0;
 	while (std::getline(lines, line)) {
 		auto j = nlohmann::json::parse(line);  // one document per line
-		CHECK(j.at("schema_version") == 1);
+		CHECK(j.at("schema_version") == 2);
 		++docs;
 	}
 	CHECK(docs == 2);
@@ -267,20 +302,44 @@ TEST_CASE("stats --watch")
 	CHECK(h.run({"stats", "vol1", "--watch=0.5", "--count", "1"}) == 0);
 	CHECK(h.run({"stats", "vol1", "--count", "2"}) == 2);
 	CHECK(h.run({"stats", "vol1", "--watch", "0"}) == 2);
+	CHECK(h.err.str().find("from 0.1 to 86400 seconds") != std::string::npos);
+	CHECK(h.run({"stats", "vol1", "--watch", "1e-9"}) == 2);  // would busy-loop
+	CHECK(h.run({"stats", "vol1", "--watch", "nan"}) == 2);
+	CHECK(h.run({"stats", "vol1", "--watch", "2", "--count", "0"}) == 2);
+	CHECK(h.run({"stats", "vol1", "extra"}) == 2);
+	CHECK(h.run({"stats", "vol1", "--watch", "2", "extra"}) == 2);
+	CHECK(h.run({"stats", "vol1", "--watch", "vol2"}) == 2);
+	CHECK(h.run({"stats", "--watch", "--count", "2", "vol1"}) == 0);
+	CHECK(h.run({"stats", "--watch", "vol1", "--count", "2"}) == 0);  // NAME, not SECONDS
+	CHECK(h.state.stats.back().name == "vol1");
 	CHECK(h.run({"stats", "vol1", "--watch", "-3"}) == 2);
 	CHECK(h.run({"stats", "vol1", "--watch=abc"}) == 2);
 	CHECK(h.run({"stats", "vol1", "--count", "many", "--watch"}) == 2);
 }
 
-TEST_CASE("version: module missing is a runtime error with the fix")
+TEST_CASE("version: works without the module, says so, distinct exit status")
 {
 	Harness h;
 	h.module_loaded = false;
-	CHECK(h.run({"version"}) == 1);
+	CHECK(h.run({"version"}) == 5);
 	CHECK(h.err.str() == "fxctl: fxblk module not loaded (netlink family 'fxblk' not "
 			     "found); run 'modprobe fxblk'\n");
-	CHECK(h.out.str().empty());
-	CHECK(h.run({"list"}) == 1);
+	CHECK(h.out.str() == "fxctl " FXCTL_VERSION "\nfxblk module not loaded\n");
+	CHECK(h.run({"--version"}) == 0);
+	CHECK(h.out.str() == "fxctl " FXCTL_VERSION "\nfxblk module not loaded\n");
+	CHECK(h.err.str().empty());
+	CHECK(h.run({"-V"}) == 0);
+	CHECK(h.run({"-o", "json", "--version"}) == 0);
+	auto j = nlohmann::json::parse(h.out.str());
+	CHECK(j.at("fxctl").at("version") == FXCTL_VERSION);
+	CHECK(j.at("module").is_null());
+	CHECK_FALSE(j.contains("error"));
+	CHECK(h.run({"version", "-o", "json"}) == 5);
+	j = nlohmann::json::parse(h.out.str());  // one document: version + error
+	CHECK(j.at("module").is_null());
+	CHECK(j.at("error").at("code") == 5);
+	CHECK(h.run({"list"}) == 5);
+	CHECK(h.run({"remove", "vol1"}) == 5);
 	h.module_loaded = true;
 	CHECK(h.run({"version"}) == 0);
 	CHECK(h.out.str() == "fxctl " FXCTL_VERSION "\nfxblk module 0.1.0 (API 1)\n"
@@ -290,8 +349,274 @@ TEST_CASE("version: module missing is a runtime error with the fix")
 TEST_CASE("version: API mismatch warns but still reports")
 {
 	Harness h;
-	h.state.module = {"0.0.9", 2, 0};
+	h.state.module = {"0.0.9", 2, 0, {}};
 	CHECK(h.run({"version"}) == 0);
 	CHECK(h.err.str().find("module speaks API 2, fxctl API 1") != std::string::npos);
 	CHECK(h.out.str().find("features: none") != std::string::npos);
+}
+
+TEST_CASE("remove --force")
+{
+	Harness h;
+	h.state.module.features |= FXBLK_FEAT_HEALTH;
+	h.state.volumes[0].open_count = 1;
+	CHECK(h.run({"remove", "--force", "vol1"}) == 0);
+	CHECK(h.state.forces == std::vector<bool>{true});
+	CHECK(h.state.destroys.back().name == "vol1");
+	CHECK(h.out.str() == "removed fx0 \"vol1\"\nfx0 was open: its I/O now fails with EIO; "
+			     "/dev/fx0 goes away at its last close\n");
+	CHECK(h.run({"remove", "-f", "fx0"}) == 0);
+	CHECK(h.state.forces.back());
+
+	// A module without the health feature would reject FORCE as invalid:
+	// refuse before sending anything.
+	h.state.module.features &= ~FXBLK_FEAT_HEALTH;
+	CHECK(h.run({"remove", "--force", "vol1"}) == 1);
+	CHECK(h.err.str().find("cannot remove an open volume (no 'health' feature)") !=
+	      std::string::npos);
+	CHECK(h.state.forces.size() == 2);
+
+	CHECK(h.run({"remove", "--help"}) == 0);
+	CHECK(h.out.str().find("EIO") != std::string::npos);
+}
+
+TEST_CASE("error hints name the command, not the verb")
+{
+	Harness h;
+	h.state.fail_stats = KernelError(EINVAL, "bad index", "x");
+	CHECK(h.run({"stats", "vol1"}) == 1);
+	CHECK(h.err.str() == "fxctl: cannot show statistics of \"vol1\": bad index; check the "
+			     "arguments against 'fxctl stats --help'\n");
+	h.state.fail_get = KernelError(EINVAL, "", "x");
+	CHECK(h.run({"remove", "vol1"}) == 1);
+	CHECK(h.err.str().find("'fxctl remove --help'") != std::string::npos);
+}
+
+TEST_CASE("-o json: errors are JSON objects on stdout")
+{
+	Harness h;
+	auto error_of = [&](std::vector<std::string> args, int rc) {
+		CHECK(h.run(args) == rc);
+		auto j = nlohmann::ordered_json::parse(h.out.str());
+		CHECK(j.at("schema_version") == 2);
+		return j.at("error");
+	};
+	auto e = error_of({"-o", "json", "show", "nosuch"}, 3);
+	CHECK(e.dump() == "{\"message\":\"no volume \\\"nosuch\\\"; see 'fxctl list'\",\"code\":3,"
+			  "\"errno\":2,\"errno_name\":\"ENOENT\"}");
+	CHECK(h.err.str().find("no volume") != std::string::npos);  // and for humans
+
+	e = error_of({"list", "--bogus", "-o", "json"}, 2);
+	CHECK(e.at("code") == 2);
+	CHECK(e.at("errno").is_null());
+
+	h.state.fail_destroy = KernelError(EBUSY, "", "x");
+	e = error_of({"remove", "vol1", "-o", "json"}, 4);
+	CHECK(e.at("errno_name") == "EBUSY");
+
+	h.state.fail_create = KernelError(EPERM, "", "x");
+	e = error_of({"create", "-o", "json", "v", "/dev/nvme0n1"}, 6);
+	CHECK(e.at("errno") == EPERM);
+
+	h.module_loaded = false;
+	e = error_of({"-o", "json", "list"}, 5);
+	CHECK(e.at("message").get<std::string>().find("modprobe fxblk") != std::string::npos);
+
+	// Text mode keeps stdout clean.
+	CHECK(h.run({"list"}) == 5);
+	CHECK(h.out.str().empty());
+}
+
+TEST_CASE("overflowing sizes are refused, never wrapped")
+{
+	Harness h;
+	// 18014398509481980 KiB is 2^64 - 4 KiB: it parses, is 4K-aligned, and
+	// offset + chunk + tail wraps around 2^64 to a small number.
+	CHECK(h.run({"create", "v", "--data-offset", "18014398509481980K", "/dev/nvme0n1"}) == 1);
+	CHECK(h.err.str().find("is beyond the end of /dev/nvme0n1") != std::string::npos);
+	CHECK(h.state.creates.empty());
+	BlockDevice d;
+	d.path = "/dev/x";
+	d.size_sectors = 2097152;
+	CHECK_THROWS_WITH(member_layout(d, ~0ULL - 4095, 512 * KiB), Contains("beyond the end"));
+	CHECK_THROWS_WITH(member_layout(d, d.size_sectors * 512 - 4096, 512 * KiB),
+			  Contains("too small"));
+	CHECK_THROWS_AS(parse_size("18014398509481984K", "x"), UsageError);  // 2^64
+}
+
+TEST_CASE("stats --watch: interval or NAME after a bare --watch, volume named like a number")
+{
+	Harness h;
+	h.state.volumes[0].name = "5";
+	CHECK(h.run({"stats", "--watch", "5", "--count", "2"}) == 0);  // volume "5"
+	CHECK(h.state.stats.back().name == "5");
+	CHECK(h.sleeps == std::vector<double>{1.0});
+	h.sleeps.clear();
+	CHECK(h.run({"stats", "--watch", "3", "5", "--count", "2"}) == 0);
+	CHECK(h.state.stats.back().name == "5");
+	CHECK(h.sleeps == std::vector<double>{3.0});
+	h.sleeps.clear();
+	CHECK(h.run({"stats", "5", "-w", "2", "--count", "2"}) == 0);
+	CHECK(h.sleeps == std::vector<double>{2.0});
+	h.sleeps.clear();
+	CHECK(h.run({"stats", "5", "-w2", "--count", "2"}) == 0);
+	CHECK(h.sleeps == std::vector<double>{2.0});
+	CHECK(h.run({"stats", "5", "--watch", "abc"}) == 2);
+	CHECK(h.err.str().find("invalid --watch interval 'abc'") != std::string::npos);
+}
+
+TEST_CASE("stats: rates over the measured interval, interval latency, bytes, timestamp")
+{
+	Harness h;
+	// Each STATS takes 0.5 s: samples are 2.5 s apart, not the nominal 2.
+	h.state.on_stats = [&h] { h.now += 0.5; };
+	CHECK(h.run({"-o", "json", "stats", "vol1", "--watch", "2", "--count", "2"}) == 0);
+	std::istringstream lines(h.out.str());
+	std::string l1, l2;
+	std::getline(lines, l1);
+	std::getline(lines, l2);
+	auto a = nlohmann::json::parse(l1), b = nlohmann::json::parse(l2);
+	CHECK(a.at("timestamp") == doctest::Approx(1764585000.0 + 1000.5));
+	CHECK(b.at("timestamp") == doctest::Approx(1764585000.0 + 1003.0));
+	CHECK_FALSE(a.contains("interval_seconds"));
+	CHECK(b.at("interval_seconds") == doctest::Approx(2.5));
+	const auto &r = b.at("volume").at("members")[0].at("read");
+	CHECK(r.at("bytes") == (800 + 2048 * 1000) * 512ULL);  // bytes, not sectors
+	CHECK_FALSE(r.contains("sectors"));
+	CHECK(r.at("interval").at("ios_per_sec") == doctest::Approx(1000 / 2.5));
+	CHECK(r.at("interval").at("bytes_per_sec") == doctest::Approx(2048 * 1000 * 512 / 2.5));
+	CHECK(r.at("interval").at("errors") == 0);
+	// Totals: 90 I/Os at 64..127 us, 10 at 1..2 ms: p99 in the 1 ms bucket.
+	CHECK(r.at("p50_us") == nlohmann::json{{"ge", 64}, {"lt", 128}});
+	CHECK(r.at("p99_us") == nlohmann::json{{"ge", 1024}, {"lt", 2048}});
+	// The fake adds no latency samples between the two: no interval quantile.
+	CHECK(r.at("interval").at("p50_us").is_null());
+
+	h.run({"stats", "vol1", "--watch", "2", "--count", "2"});
+	CHECK(h.out.str().find("(last 2.50 s)") != std::string::npos);
+	CHECK(h.out.str().find("400 ") != std::string::npos);  // ios/s
+}
+
+TEST_CASE("stats --watch survives a volume re-created with fewer members")
+{
+	Harness h;
+	h.state.on_stats = [&h] {
+		if (h.state.stats_tick == 1)
+			h.state.volumes[0] = fixed_volume(2);
+	};
+	CHECK(h.run({"stats", "vol1", "--watch", "1", "--count", "3"}) == 0);
+	CHECK(h.out.str().find("volume changed since the last sample") != std::string::npos);
+	CHECK(h.out.str().find("(last 1.00 s)") != std::string::npos);  // third sample: rates again
+}
+
+TEST_CASE("latency quantiles: nearest rank")
+{
+	// 50 samples in bucket 0 and 50 in bucket 1: p50 is the 50th, bucket 0.
+	CHECK(quantile_bucket({50, 50}, 500) == 0u);
+	CHECK(quantile_bucket({49, 51}, 500) == 1u);
+	CHECK(quantile_bucket({99, 1}, 990) == 0u);
+	CHECK(quantile_bucket({98, 2}, 990) == 1u);
+	CHECK(quantile_bucket({0, 0, 1}, 500) == 2u);
+	CHECK(quantile_bucket({0, 0}, 500) == std::nullopt);
+	CHECK(quantile_bucket({1}, 0) == 0u);
+	std::vector<std::uint64_t> big(FXBLK_LAT_BUCKETS, ~0ULL);  // no overflow
+	CHECK(quantile_bucket(big, 990) == 31u);
+	// Text: 2^14 us is 16.384 ms, not "16ms".
+	Volume v = fixed_volume(1, true);
+	v.members[0].stats->read.lat_hist = {};
+	v.members[0].stats->read.lat_hist[13] = 1;
+	v.members[0].stats->read.lat_hist[31] = 1;
+	std::string t = text_stats(stats_doc(v, 0));
+	CHECK(t.find("<16.384ms") != std::string::npos);
+	CHECK(t.find(">=2147483648us") != std::string::npos);
+}
+
+TEST_CASE("column widths fit 31-character names")
+{
+	Harness h;
+	std::string longname(31, 'n');
+	h.state.volumes.push_back(fixed_volume(2));
+	h.state.volumes[1].name = longname;
+	h.state.volumes[1].index = 255;
+	h.state.volumes[1].disk = "fx255";
+	REQUIRE(h.run({"list"}) == 0);
+	std::istringstream lines(h.out.str());
+	std::string head, r1, r2;
+	std::getline(lines, head);
+	std::getline(lines, r1);
+	std::getline(lines, r2);
+	auto col = head.find("STATE");
+	CHECK(r1.rfind("unknown") == head.find("FLAGS"));  // flags column aligned
+	CHECK(r2.rfind("unknown") == head.find("FLAGS"));
+	CHECK(r2.substr(0, col).find(longname + " ") != std::string::npos);
+	CHECK(r1.substr(col, 7) == "unknown");  // the fake sends no state
+	CHECK(r2.substr(col, 7) == "unknown");
+}
+
+namespace {
+
+struct FakeNvme final : NvmeLookup {
+	std::optional<NvmeIdentity> identify(const std::string &disk) override
+	{
+		if (disk != "nvme1n1")
+			return std::nullopt;
+		return NvmeIdentity{"nqn.2026-12.io.fxblk:m1",
+				    {{"nvme1", "live", "rdma", "10.0.0.1", "4420", ""},
+				     {"nvme5", "connecting", "rdma", "10.0.0.2", "4420", ""}}};
+	}
+};
+
+}  // namespace
+
+TEST_CASE("show: state, errors and every path of each member")
+{
+	Harness h;
+	h.nvme = [] { return std::make_unique<FakeNvme>(); };
+	Volume &v = h.state.volumes[0];
+	v.state = FXBLK_STATE_FAILING;
+	v.flags = FXBLK_VOL_READ_ONLY;
+	for (auto &m : v.members) {
+		m.state = FXBLK_STATE_LIVE;
+		m.errors = 0;
+	}
+	v.members[2].state = FXBLK_STATE_FAILING;
+	v.members[2].errors = 42;
+	REQUIRE(h.run({"show", "vol1"}) == 0);
+	std::string t = h.out.str();
+	CHECK(t.find("state failing, flags read-only") != std::string::npos);
+	CHECK(t.find("/dev/nvme2n1     259:2  failing        42") != std::string::npos);
+	CHECK(t.find("path nvme1 rdma 10.0.0.1:4420 live") != std::string::npos);
+	// Both controllers, not only the first; a reconnecting path is visible.
+	CHECK(t.find("path nvme5 rdma 10.0.0.2:4420 reconnecting") != std::string::npos);
+
+	REQUIRE(h.run({"-o", "json", "show", "vol1"}) == 0);
+	auto j = nlohmann::ordered_json::parse(h.out.str());
+	const auto &m1 = j.at("volume").at("members")[1];
+	CHECK(j.at("volume").at("state") == "failing");
+	CHECK(j.at("volume").at("flags") == nlohmann::json::array({"read-only"}));
+	CHECK(m1.at("state") == "live");
+	CHECK(m1.at("errors") == 0);
+	CHECK(m1.at("subsys_nqn") == "nqn.2026-12.io.fxblk:m1");
+	REQUIRE(m1.at("paths").size() == 2);
+	CHECK(m1.at("paths")[1].dump() ==
+	      "{\"controller\":\"nvme5\",\"state\":\"connecting\",\"transport\":\"rdma\","
+	      "\"traddr\":\"10.0.0.2\",\"trsvcid\":\"4420\",\"host_traddr\":\"\"}");
+	CHECK(j.at("volume").at("members")[2].at("errors") == 42);
+	CHECK_FALSE(j.at("volume").at("members")[0].contains("paths"));  // not NVMe-oF
+}
+
+TEST_CASE("help: per-command summaries, 'help CMD', exit codes documented")
+{
+	Harness h;
+	CHECK(h.run({"help"}) == 0);
+	CHECK(h.out.str().find("3 not found, 4 busy") != std::string::npos);
+	CHECK(h.out.str().find("  stats     Show per-member I/O counters and latency.\n") !=
+	      std::string::npos);
+	CHECK(h.run({"help", "create"}) == 0);
+	CHECK(h.out.str().find("Usage: fxctl create NAME") != std::string::npos);
+	CHECK(h.out.str().find("Example: fxctl create") != std::string::npos);
+	CHECK(h.run({"help", "nope"}) == 2);
+	for (std::size_t pos = 0, next; (next = h.out.str().find('\n', pos)) != std::string::npos;
+	     pos = next + 1)
+		CHECK(next - pos <= 80);  // wrapped
 }

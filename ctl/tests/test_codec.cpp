@@ -6,7 +6,11 @@
 #include "error.hpp"
 #include "genl_socket.hpp"
 
+#include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <sstream>
+#include "render.hpp"
 #include <linux/netlink.h>
 #include <netlink/attr.h>
 #include <netlink/genl/genl.h>
@@ -256,13 +260,19 @@ TEST_CASE("malformed replies are rejected with an error, not misread")
 
 TEST_CASE("STATUS reply round-trips")
 {
-	ModuleStatus st{"0.1.0-g1234", 1, FXBLK_FEAT_STRIPE | FXBLK_FEAT_NOWAIT};
+	ModuleStatus st{"0.1.0-g1234", 1, FXBLK_FEAT_STRIPE | FXBLK_FEAT_NOWAIT, {}};
 	msg_ptr msg = new_genl_msg(family, FXBLK_CMD_STATUS);
 	put_status(msg.get(), st);
 	ModuleStatus back = decode_status(nlmsg_hdr(msg.get()));
 	CHECK(back.version == st.version);
 	CHECK(back.api_version == 1u);
 	CHECK(back.features == st.features);
+	CHECK_FALSE(back.live_volumes);  // an older module: absent, not 0
+
+	st.live_volumes = 3;
+	msg = new_genl_msg(family, FXBLK_CMD_STATUS);
+	put_status(msg.get(), st);
+	CHECK(decode_status(nlmsg_hdr(msg.get())).live_volumes == 3u);
 
 	msg_ptr empty = new_genl_msg(family, FXBLK_CMD_STATUS);
 	CHECK_THROWS_AS(decode_status(nlmsg_hdr(empty.get())), Error);
@@ -333,4 +343,180 @@ TEST_CASE("error categories stay apart")
 	CHECK(std::string(mnl.what()) ==
 	      "fxblk module not loaded (netlink family 'fxblk' not found); run 'modprobe fxblk'");
 	CHECK(mnl.code() == nl);
+}
+
+// ---- health attributes (FXBLK_FEAT_HEALTH), golden JSON -----------------
+
+namespace {
+
+// Compares @actual with ctl/tests/golden/@name. FXCTL_UPDATE_GOLDEN=1
+// rewrites the file instead (then review the diff before committing).
+void check_golden(const char *name, const json &actual)
+{
+	std::string path = std::string(FXCTL_GOLDEN_DIR) + "/" + name;
+	std::string text = actual.dump(2) + "\n";
+	if (std::getenv("FXCTL_UPDATE_GOLDEN")) {
+		std::ofstream(path) << text;
+		return;
+	}
+	std::ifstream f(path);
+	REQUIRE_MESSAGE(f, "missing golden file " << path);
+	std::stringstream ss;
+	ss << f.rdbuf();
+	CHECK(text == ss.str());
+}
+
+// A GET reply as an older module builds it: no STATE, FLAGS or ERRORS.
+msg_ptr old_module_reply()
+{
+	msg_ptr msg = new_genl_msg(family, FXBLK_CMD_GET);
+	nl_msg *m = msg.get();
+	nla_put_u32(m, FXBLK_ATTR_INDEX, 2);
+	nla_put_string(m, FXBLK_ATTR_NAME, "old");
+	nla_put_string(m, FXBLK_ATTR_DISK_NAME, "fx2");
+	nla_put_u32(m, FXBLK_ATTR_CHUNK_SECTORS, 1024);
+	nla_put_u64(m, FXBLK_ATTR_CAPACITY, 4096);
+	nla_put_u32(m, FXBLK_ATTR_LOGICAL_BLOCK_SIZE, 512);
+	nla_put_u32(m, FXBLK_ATTR_OPEN_COUNT, 0);
+	nlattr *ms = nla_nest_start(m, FXBLK_ATTR_MEMBERS);
+	for (std::uint32_t i = 0; i < 2; ++i) {
+		nlattr *one = nla_nest_start(m, FXBLK_ATTR_MEMBER);
+		nla_put_u32(m, FXBLK_MEMBER_ATTR_INDEX, i);
+		nla_put_u32(m, FXBLK_MEMBER_ATTR_MAJOR, 259);
+		nla_put_u32(m, FXBLK_MEMBER_ATTR_MINOR, i);
+		nla_put_string(m, FXBLK_MEMBER_ATTR_DISK_NAME, ("nvme" + std::to_string(i) + "n1").c_str());
+		nla_put_u64(m, FXBLK_MEMBER_ATTR_DATA_OFFSET, 8192);
+		nla_put_u64(m, FXBLK_MEMBER_ATTR_DATA_SECTORS, 2048);
+		nla_nest_end(m, one);
+	}
+	nla_nest_end(m, ms);
+	return msg;
+}
+
+}  // namespace
+
+TEST_CASE("health attributes decode: volume STATE and FLAGS, member STATE and ERRORS")
+{
+	Volume v = sample_volume(3, false);
+	v.state = FXBLK_STATE_FAILING;
+	v.flags = FXBLK_VOL_READ_ONLY | FXBLK_VOL_NOWAIT;
+	v.members[0].state = FXBLK_STATE_LIVE;
+	v.members[0].errors = 0;
+	v.members[1].state = FXBLK_STATE_FAILING;
+	v.members[1].errors = 1ULL << 40;  // u64 survives
+	v.members[2].state = FXBLK_STATE_GONE;
+	v.members[2].errors = 17;
+	msg_ptr msg = new_genl_msg(family, FXBLK_CMD_GET, 0, 64 * 1024);
+	put_volume(msg.get(), v);
+
+	// Wire types as the uapi header gives them.
+	nlattr *tb[FXBLK_ATTR_MAX + 1];
+	REQUIRE(genlmsg_parse(nlmsg_hdr(msg.get()), 0, tb, FXBLK_ATTR_MAX, nullptr) == 0);
+	CHECK(nla_len(tb[FXBLK_ATTR_STATE]) == 4);
+	CHECK(nla_len(tb[FXBLK_ATTR_FLAGS]) == 8);
+
+	Volume back = decode_volume(nlmsg_hdr(msg.get()));
+	CHECK(back == v);
+	CHECK(back.state == FXBLK_STATE_FAILING);
+	CHECK(back.members[1].errors == 1ULL << 40);
+	CHECK(back.members[2].state == FXBLK_STATE_GONE);
+
+	// The JSON the user sees, byte for byte: keys in a fixed order.
+	check_golden("health-volume.json", volume_doc(back));
+	CHECK(text_volume(volume_doc(back)).find("state failing, flags read-only,nowait") !=
+	      std::string::npos);
+
+	// A REMOVED volume (remove --force while open).
+	v.flags = FXBLK_VOL_REMOVED | (1ULL << 9);
+	msg = new_genl_msg(family, FXBLK_CMD_GET, 0, 64 * 1024);
+	put_volume(msg.get(), v);
+	CHECK(volume_json(decode_volume(nlmsg_hdr(msg.get()))).at("flags") ==
+	      json::array({"removed", "bit9"}));
+}
+
+TEST_CASE("an older module without health attributes: unknown, never a crash")
+{
+	msg_ptr msg = old_module_reply();
+	Volume v = decode_volume(nlmsg_hdr(msg.get()));
+	CHECK_FALSE(v.state);
+	CHECK_FALSE(v.flags);
+	REQUIRE(v.members.size() == 2);
+	CHECK_FALSE(v.members[0].state);
+	CHECK_FALSE(v.members[0].errors);
+	check_golden("old-module-volume.json", volume_doc(v));
+	std::string text = text_volume(volume_doc(v));
+	CHECK(text.find("state unknown, flags unknown") != std::string::npos);
+	CHECK(text.find("unknown   unknown") != std::string::npos);  // member state, errors
+	CHECK(text_list(list_doc({v})).find("unknown") != std::string::npos);
+}
+
+TEST_CASE("a newer module's state values are shown, not misread")
+{
+	CHECK(state_name(std::nullopt) == "unknown");
+	CHECK(state_name(FXBLK_STATE_LIVE) == "live");
+	CHECK(state_name(FXBLK_STATE_FAILING) == "failing");
+	CHECK(state_name(FXBLK_STATE_GONE) == "gone");
+	CHECK(state_name(7) == "state7");
+	CHECK(feature_names(FXBLK_FEAT_HEALTH) == std::vector<std::string>{"health"});
+}
+
+TEST_CASE("MEMBER_STATE and MEMBER_ERROR events decode")
+{
+	Event ev;
+	ev.type = FXBLK_EVENT_MEMBER_STATE;
+	ev.index = 3;
+	ev.name = "vol1";
+	ev.disk = "fx3";
+	ev.err = 0;
+	Member m = sample_volume(2, false).members[1];
+	m.state = FXBLK_STATE_GONE;
+	m.errors = 12;
+	ev.member = m;
+	msg_ptr msg = new_genl_msg(family, FXBLK_CMD_EVENT);
+	put_event(msg.get(), ev);
+	Event back = decode_event(nlmsg_hdr(msg.get()));
+	CHECK(back == ev);
+	check_golden("event-member-state.json", event_json(back));
+
+	// As the kernel sends MEMBER_ERROR: a negative s32 errno.
+	ev.type = FXBLK_EVENT_MEMBER_ERROR;
+	ev.err = -EIO;
+	ev.member->state = FXBLK_STATE_FAILING;
+	msg = new_genl_msg(family, FXBLK_CMD_EVENT);
+	put_event(msg.get(), ev);
+	back = decode_event(nlmsg_hdr(msg.get()));
+	CHECK(back.err == -EIO);
+	json j = event_json(back);
+	CHECK(j.at("event") == "member-error");
+	CHECK(j.at("errno") == EIO);
+	CHECK(j.at("member").at("state") == "failing");
+
+	// CREATED carries no member; an unknown event type is named, not fatal.
+	Event created{FXBLK_EVENT_MAX + 1, 0u, "v", "fx0", std::nullopt, std::nullopt};
+	msg = new_genl_msg(family, FXBLK_CMD_EVENT);
+	put_event(msg.get(), created);
+	back = decode_event(nlmsg_hdr(msg.get()));
+	CHECK_FALSE(back.member);
+	CHECK(event_json(back).at("event") == "event" + std::to_string(FXBLK_EVENT_MAX + 1));
+
+	msg_ptr none = new_genl_msg(family, FXBLK_CMD_EVENT);
+	CHECK_THROWS_WITH_AS(decode_event(nlmsg_hdr(none.get())),
+			     doctest::Contains("EVENT missing"), Error);
+}
+
+TEST_CASE("DESTROY sends NAME and INDEX, and FORCE only when asked")
+{
+	for (bool force : {false, true}) {
+		msg_ptr msg = new_genl_msg(family, FXBLK_CMD_DESTROY);
+		put_destroy(msg.get(), VolumeRef{4u, "vol1"}, force);
+		nlattr *tb[FXBLK_ATTR_MAX + 1];
+		REQUIRE(genlmsg_parse(nlmsg_hdr(msg.get()), 0, tb, FXBLK_ATTR_MAX, nullptr) == 0);
+		REQUIRE(tb[FXBLK_ATTR_INDEX]);
+		REQUIRE(tb[FXBLK_ATTR_NAME]);
+		CHECK(nla_get_u32(tb[FXBLK_ATTR_INDEX]) == 4);
+		CHECK(std::string(nla_get_string(tb[FXBLK_ATTR_NAME])) == "vol1");
+		CHECK((tb[FXBLK_ATTR_FORCE] != nullptr) == force);
+		if (force)
+			CHECK(nla_len(tb[FXBLK_ATTR_FORCE]) == 0);  // NLA_FLAG
+	}
 }

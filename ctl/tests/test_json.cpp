@@ -1,5 +1,5 @@
 // JSON shape of every command's output, from fixed decoded data: the
-// contract the lab tests and users script against (schema_version 1).
+// contract the lab tests and users script against (schema_version 2).
 #include <doctest/doctest.h>
 
 #include "fakes.hpp"
@@ -8,7 +8,7 @@
 #include <nlohmann/json.hpp>
 
 using namespace fxtest;
-using nlohmann::json;
+using json = nlohmann::ordered_json;  // what fxctl prints: order kept
 
 namespace {
 
@@ -19,7 +19,7 @@ json run_json(Harness &h, std::vector<std::string> args)
 	INFO(h.err.str());
 	REQUIRE(rc == 0);
 	json doc = json::parse(h.out.str());
-	CHECK(doc.at("schema_version") == 1);
+	CHECK(doc.at("schema_version") == 2);
 	return doc;
 }
 
@@ -34,8 +34,10 @@ void check_keys(const json &obj, std::initializer_list<const char *> keys)
 
 void check_stat(const json &s, bool write)
 {
-	check_keys(s, {"ios", "sectors", "errors", "inflight", "latency_us_log2"});
-	for (const char *k : {"ios", "sectors", "errors", "inflight"})
+	check_keys(s, {"ios", "bytes", "errors", "inflight", "p50_us", "p99_us",
+		       "latency_us_log2"});
+	CHECK_FALSE(s.contains("sectors"));
+	for (const char *k : {"ios", "bytes", "errors", "inflight"})
 		CHECK(s.at(k).is_number_unsigned());
 	REQUIRE(s.at("latency_us_log2").is_array());
 	CHECK(s.at("latency_us_log2").size() == FXBLK_LAT_BUCKETS);
@@ -44,8 +46,15 @@ void check_stat(const json &s, bool write)
 
 void check_volume(const json &v, unsigned members, bool stats)
 {
-	check_keys(v, {"name", "index", "disk", "device", "chunk_bytes", "capacity_bytes",
-		       "logical_block_size", "open_count", "members"});
+	check_keys(v, {"name", "index", "disk", "device", "state", "flags", "chunk_bytes",
+		       "capacity_bytes", "logical_block_size", "open_count", "members"});
+	// Identity first, health next, members last: a stable, meaningful order.
+	std::vector<std::string> keys;
+	for (const auto &[k, val] : v.items())
+		keys.push_back(k);
+	CHECK(keys == std::vector<std::string>{"name", "index", "disk", "device", "state",
+					       "flags", "chunk_bytes", "capacity_bytes",
+					       "logical_block_size", "open_count", "members"});
 	CHECK(v.at("name").is_string());
 	CHECK(v.at("index").is_number_unsigned());
 	CHECK(v.at("device") == "/dev/" + v.at("disk").get<std::string>());
@@ -55,8 +64,8 @@ void check_volume(const json &v, unsigned members, bool stats)
 	REQUIRE(v.at("members").size() == members);
 	for (unsigned i = 0; i < members; ++i) {
 		const json &m = v.at("members")[i];
-		check_keys(m, {"index", "disk", "device", "major", "minor", "data_offset_bytes",
-			       "data_bytes"});
+		check_keys(m, {"index", "disk", "device", "major", "minor", "state", "errors",
+			       "data_offset_bytes", "data_bytes"});
 		CHECK(m.at("index") == i);
 		CHECK(m.at("disk") == "nvme" + std::to_string(i) + "n1");
 		CHECK(m.at("device") == "/dev/nvme" + std::to_string(i) + "n1");
@@ -72,6 +81,7 @@ void check_volume(const json &v, unsigned members, bool stats)
 			check_stat(m.at("discard"), false);
 			check_stat(m.at("flush"), false);
 			CHECK(m.at("read").at("ios") == 100 * (i + 1));
+			CHECK(m.at("read").at("bytes") == 800 * (i + 1) * 512);
 			CHECK(m.at("read").at("latency_us_log2")[6] == 90);
 			CHECK(m.at("write").at("fua") == 3);
 		}
@@ -85,12 +95,22 @@ TEST_CASE("version")
 	Harness h;
 	json d = run_json(h, {"version"});
 	check_keys(d, {"schema_version", "fxctl", "module"});
+	CHECK(d.begin().key() == "schema_version");
 	CHECK(d.at("fxctl").at("version") == FXCTL_VERSION);
 	check_keys(d.at("module"), {"version", "api_version", "features"});
 	CHECK(d.at("module").at("api_version") == 1);
 	CHECK(d.at("module").at("features") ==
 	      json::array({"stripe", "stats", "events", "nowait"}));
 	CHECK(d.size() == 3);
+	CHECK_FALSE(d.at("module").contains("live_volumes"));  // older module: absent
+
+	h.state.module.live_volumes = 2;
+	d = run_json(h, {"version"});
+	CHECK(d.at("module").at("live_volumes") == 2);
+	CHECK(d.at("module").dump() == "{\"version\":\"0.1.0\",\"api_version\":1,\"features\":"
+				       "[\"stripe\",\"stats\",\"events\",\"nowait\"],\"live_volumes\":2}");
+	h.run({"version"});
+	CHECK(h.out.str().find("live volumes: 2\n") != std::string::npos);
 }
 
 TEST_CASE("create and show")
@@ -128,6 +148,11 @@ TEST_CASE("stats")
 	Harness h;
 	json d = run_json(h, {"stats", "fx0"});
 	check_volume(d.at("volume"), 4, true);
+	CHECK(d.at("timestamp").is_number_float());
+	std::vector<std::string> keys;
+	for (const auto &[k, val] : d.items())
+		keys.push_back(k);
+	CHECK(keys == std::vector<std::string>{"schema_version", "timestamp", "volume"});
 }
 
 TEST_CASE("remove")

@@ -3,8 +3,9 @@
 # fxblk.ko loads with modprobe (depmod'ed into /lib/modules/$KVER/extra),
 # shows in lsmod and /sys/module, registers generic netlink family "fxblk"
 # (fxctl version talks to it), unloads with rmmod, loads again, and the kernel
-# log stays clean throughout. Before loading and after unloading, fxctl
-# version must fail with exit 1 and tell the user to modprobe.
+# log stays clean throughout. Before loading, fxctl version must still print
+# its own version, exit 5 (module not loaded) and tell the user to modprobe;
+# fxctl --version exits 0.
 . /lab/lib.sh
 
 fx_mark start
@@ -13,7 +14,10 @@ fx_mark start
 # (MODULE_ALIAS_GENL_FAMILY); switch autoloading off to see the error path.
 MODPROBE=$(cat /proc/sys/kernel/modprobe)
 echo /bin/false > /proc/sys/kernel/modprobe
-fx_expect_fail --rc 1 --msg "modprobe fxblk" fxctl version
+fx_expect_fail --rc 5 --msg "modprobe fxblk" fxctl version
+expect_match "$FX_OUT" '^fxctl [0-9]+\.[0-9]+' "fxctl version without the module prints fxctl's version"
+fx_run fxctl --version
+expect_match "$FX_OUT" 'module not loaded' "fxctl --version without the module"
 [ ! -d /sys/module/fxblk ] || fail "fxblk got loaded although autoload was off"
 echo "$MODPROBE" > /proc/sys/kernel/modprobe
 

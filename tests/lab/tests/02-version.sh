@@ -2,7 +2,7 @@
 # lab: kernels=5.10,6.1,6.12 members=4
 # `fxctl version` over generic netlink: text and `-o json` report the tool
 # version, the module version (equal to /sys/module/fxblk/version), API
-# version 1 and the feature list; JSON carries schema_version 1. Also the
+# version 1 and the feature list; JSON carries schema_version 2. Also the
 # exit-code contract: unknown command and bad option value exit 2.
 . /lab/lib.sh
 
@@ -16,7 +16,7 @@ expect_match "$TEXT" "$MODVER" "fxctl version text names the module version"
 expect_match "$TEXT" '[Aa][Pp][Ii][^0-9]*1([^0-9]|$)' "fxctl version text names API version 1"
 
 fx_json fxctl -o json version
-expect_eq "$(jqr .schema_version)" 1 "json schema_version"
+expect_eq "$(jqr .schema_version)" 2 "json schema_version"
 expect_eq "$(jqr .module.version)" "$MODVER" "json module.version vs /sys/module/fxblk/version"
 expect_eq "$(jqr .module.api_version)" 1 "json module.api_version"
 expect_eq "$(jqr '.module.api_version | type')" number "json api_version type"
@@ -26,6 +26,10 @@ expect_eq "$(jqr '.module.features | index("stripe") != null')" true "features i
 # the option may come after the command too
 fx_json fxctl version -o json
 expect_eq "$(jqr .module.version)" "$MODVER" "json with -o after the command"
+
+# combined global options (-vo json) before the command
+fx_json fxctl -vo json version
+expect_eq "$(jqr .module.version)" "$MODVER" "json with -vo json"
 
 # exit codes: 2 for usage errors
 fx_expect_fail --rc 2 fxctl no-such-command

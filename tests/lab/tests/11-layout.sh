@@ -27,7 +27,7 @@ check_geometry() {
 	dev=$(fxdev "$name") || fail "no /dev/fxN with sysfs name $name"
 	disk=${dev#/dev/}
 	fxctl -o json show "$name" >$f || fail "fxctl -o json show $name"
-	[ "$(jv schema_version $f)" = 1 ] || fail "show: schema_version != 1"
+	[ "$(jv schema_version $f)" = 2 ] || fail "show: schema_version != 2"
 	[ "$(jv volume.chunk_bytes $f)" = "$ch" ] || fail "show: chunk_bytes $(jv volume.chunk_bytes $f) != $ch"
 	[ "$(jv volume.device $f)" = "$dev" ] || fail "show: device $(jv volume.device $f) != $dev"
 	for i in 0 1 2 3; do

@@ -1,6 +1,7 @@
 #!/bin/bash
 # lab: kernels=6.1,6.12 quick=6.1 members=4 timeout=1200
-# Error paths, each with the right exit status, a message naming the object,
+# Error paths, each with the right exit status (fxctl(8): 1 failed, 3 not
+# found, 4 busy, 6 permission), a message naming the object,
 # no volume left behind and a clean kernel log:
 #  busy member (in another fx volume; held by dm; racing creates: exactly one
 #  wins, so the kernel's exclusive claim works even when fxctl's userspace
@@ -184,7 +185,7 @@ fi
 # --- busy member: already in another volume --------------------------------
 fx_run fxctl create t14a --chunk 64K "${M[0]}" "${M[1]}"
 A=$(fxdev t14a) || fail "no device for t14a"
-fx_expect_fail --rc 1 --msg "${M[1]}.*(in use|busy).*${A#/dev/}|${A#/dev/}.*${M[1]}" \
+fx_expect_fail --rc 4 --msg "${M[1]}.*(in use|busy).*${A#/dev/}|${A#/dev/}.*${M[1]}" \
 	fxctl create t14b "${M[1]}" "${M[2]}"
 no_volume t14b 1
 # --- duplicate volume name (kernel: EEXIST) ---------------------------------
@@ -200,24 +201,24 @@ for m in "${M[2]}" "${M[3]}"; do
 done
 # --- destroy while open (kernel: EBUSY) ------------------------------------
 exec 3<"$A"
-fx_expect_fail --rc 1 --msg "${A#/dev/}.*open|open.*${A#/dev/}|busy" fxctl remove t14a
+fx_expect_fail --rc 4 --msg "${A#/dev/}.*open|open.*${A#/dev/}|busy" fxctl remove t14a
 exec 3<&-
 mkdir -p /mnt/t14
 modprobe ext4 2>/dev/null
 mkfs.ext4 -q -F -E nodiscard "$A" >/dev/null 2>&1 || fail "mkfs.ext4 $A"
 mount -t ext4 "$A" /mnt/t14 || fail "mount $A"
-fx_expect_fail --rc 1 --msg "open|mounted|busy" fxctl remove t14a
+fx_expect_fail --rc 4 --msg "open|mounted|busy" fxctl remove t14a
 umount /mnt/t14 || fail "umount"
 fx_run fxctl remove t14a
 [ "$(nvols)" = 0 ] || fail "t14a not removed after close"
 # --- unknown volume (ENOENT) -------------------------------------------------
-fx_expect_fail --rc 1 --msg 'nosuch' fxctl remove nosuch
-fx_expect_fail --rc 1 --msg 'nosuch' fxctl show nosuch
-fx_expect_fail --rc 1 --msg 'fx200' fxctl stats fx200
+fx_expect_fail --rc 3 --msg 'nosuch' fxctl remove nosuch
+fx_expect_fail --rc 3 --msg 'nosuch' fxctl show nosuch
+fx_expect_fail --rc 3 --msg 'fx200' fxctl stats fx200
 # --- busy member: held exclusively by device-mapper -----------------------
 SZ=$(blockdev --getsz "${M[3]}")
 dmsetup create --noudevsync t14hold --table "0 $SZ linear ${M[3]} 0" || fail "dmsetup create over ${M[3]}"
-fx_expect_fail --rc 1 --msg "${M[3]}.*(in use|busy)" fxctl create t14b "${M[2]}" "${M[3]}"
+fx_expect_fail --rc 4 --msg "${M[3]}.*(in use|busy)" fxctl create t14b "${M[2]}" "${M[3]}"
 no_volume t14b
 dmsetup remove --noudevsync t14hold || fail "dmsetup remove"
 # --- racing creates over a shared member: exactly one may win --------------
@@ -285,27 +286,27 @@ fio --eta=never --name=odd --filename="$K" --rw=write --bs=512 --size=4k --direc
 fx_run fxctl remove t14k
 for d in t14a t14b; do echo 0 >$NB/$d/power; rmdir $NB/$d || fail "rmdir null_blk $d (still held?)"; done
 # --- unprivileged callers --------------------------------------------------
-fx_expect_fail --rc 1 --msg "(permission|EPERM|not permitted)" as_nobody fxctl create t14u "${M[0]}" "${M[1]}"
+fx_expect_fail --rc 6 --msg "(permission|EPERM|not permitted)" as_nobody fxctl create t14u "${M[0]}" "${M[1]}"
 no_volume t14u
 fx_run fxctl create t14p "${M[2]}" "${M[3]}"
-fx_expect_fail --rc 1 --msg "(permission|EPERM|not permitted)" as_nobody fxctl remove t14p
+fx_expect_fail --rc 6 --msg "(permission|EPERM|not permitted)" as_nobody fxctl remove t14p
 fxdev t14p >/dev/null || fail "unprivileged remove removed t14p"
 fx_run as_nobody fxctl list          # queries stay open to everyone
 fx_run as_nobody fxctl show t14p
 # root inside a child user namespace can open the devices, so fxctl's own
 # checks pass: only the kernel (GENL_ADMIN_PERM, init_user_ns) can refuse it.
 if unshare -r true 2>/dev/null; then
-	fx_expect_fail --rc 1 --msg "(permission|EPERM|not permitted)" unshare -r fxctl create t14u "${M[0]}" "${M[1]}"
+	fx_expect_fail --rc 6 --msg "(permission|EPERM|not permitted)" unshare -r fxctl create t14u "${M[0]}" "${M[1]}"
 	no_volume t14u 1
-	fx_expect_fail --rc 1 --msg "(permission|EPERM|not permitted)" unshare -r fxctl remove t14p
+	fx_expect_fail --rc 6 --msg "(permission|EPERM|not permitted)" unshare -r fxctl remove t14p
 else
 	skip "user-namespace case: unshare -r not permitted in this kernel"
 fi
 # root without CAP_SYS_ADMIN (CAP_NET_ADMIN kept, so GENL_ADMIN_PERM passes):
 # the module's own check refuses, with its message
-fx_expect_fail --rc 1 --msg "CAP_SYS_ADMIN" setpriv --bounding-set=-sys_admin -- fxctl create t14u "${M[0]}" "${M[1]}"
+fx_expect_fail --rc 6 --msg "CAP_SYS_ADMIN" setpriv --bounding-set=-sys_admin -- fxctl create t14u "${M[0]}" "${M[1]}"
 no_volume t14u 1
-fx_expect_fail --rc 1 --msg "CAP_SYS_ADMIN" setpriv --bounding-set=-sys_admin -- fxctl remove t14p
+fx_expect_fail --rc 6 --msg "CAP_SYS_ADMIN" setpriv --bounding-set=-sys_admin -- fxctl remove t14p
 fxdev t14p >/dev/null || fail "remove without CAP_SYS_ADMIN removed t14p"
 fx_run fxctl remove t14p
 command -v fxblk-nltest >/dev/null || fail "fxblk-nltest not in the lab image (build/ctl/fxblk-nltest)"
