@@ -116,7 +116,7 @@ if [ -b /dev/t14z ]; then Z=t14z; else Z=nullb$(cat $NB/t14z/index); fi
 nlx "block-size mismatch" EINVAL "^fxblk: member 1 \\($Z\\): logical block size $O, member 0: $L\$" \
 	--cmd create --name t14n --member "${M[0]}" --member "/dev/$Z"
 nlx "block-size mismatch, other order" EINVAL "^fxblk: member 1 \\($N0\\): logical block size $L, member 0: $O\$" \
-	--cmd create --name t14n --member "/dev/$Z,off=2048" --member "${M[0]}"
+	--cmd create --name t14n --member "/dev/$Z,off=8192" --member "${M[0]}"
 nlx "data offset not aligned to 4 KiB" EINVAL "^fxblk: member 0 \\(($Z|$N0)\\): data offset not aligned to 4096 bytes\$" \
 	--cmd create --name t14n --member "/dev/$([ "$O" = 4096 ] && echo "$Z" || echo "$N0"),off=8193"
 echo 0 >$NB/t14z/power; rmdir $NB/t14z || fail "rmdir null_blk t14z (still held?)"
