@@ -21,8 +21,9 @@ PKGS=(
 	libnl-3-dev libnl-genl-3-dev libboost-program-options-dev doctest-dev
 	nlohmann-json3-dev libfmt-dev libblkid-dev libudev-dev libnvme-dev
 	libibverbs-dev librdmacm-dev libelf1 dkms kmod
-	# 6.12+ headers generate BTF for modules (CONFIG_DEBUG_INFO_BTF_MODULES)
-	dwarves
+	# 6.12+ headers generate BTF for modules (CONFIG_DEBUG_INFO_BTF_MODULES):
+	# pahole (dwarves in older releases)
+	pahole
 	# kernel packages are fetched and unpacked, not installed
 	apt dpkg xz-utils zstd debian-archive-keyring
 	# lab VM: QEMU and everything copied into the initramfs
