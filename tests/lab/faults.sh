@@ -189,3 +189,4 @@ fl_trace_stop() {
 	cat $FL_TRACE/trace > "$1"
 	echo 0 > $FL_TRACE/events/enable
 }
+
