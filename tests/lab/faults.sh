@@ -61,15 +61,17 @@ fl_member_dev() {
 	return 1
 }
 
-# fl_reconnect I NVME-CONNECT-OPTIONS...: disconnect member I and connect it
-# again with the options (e.g. --ctrl-loss-tmo=3 --reconnect-delay=1); sets
-# FL_DEV to its namespace head. The device name may change.
+# fl_reconnect I [--svcid N] NVME-CONNECT-OPTIONS...: disconnect member I and
+# connect it again (through the port listening on service N, default 4420)
+# with the options (e.g. --ctrl-loss-tmo=3 --reconnect-delay=1); sets FL_DEV
+# to its namespace head. The device name may change.
 fl_reconnect() {
-	local i=$1
+	local i=$1 svc=4420
 	shift
+	[ "$1" != --svcid ] || { svc=$2; shift 2; }
 	nvme disconnect -n "$FL_NQN$i" >/dev/null || fail "nvme disconnect $FL_NQN$i"
 	fl_wait 20 eval '! fl_member_dev '"$i"' >/dev/null' || fail "member $i still present after disconnect"
-	nvme connect -t rdma -a $FL_IP -s 4420 -n "$FL_NQN$i" "$@" >/dev/null ||
+	nvme connect -t rdma -a $FL_IP -s "$svc" -n "$FL_NQN$i" "$@" >/dev/null ||
 		fail "nvme connect $FL_NQN$i $*"
 	fl_wait 30 fl_member_dev "$i" >/dev/null || fail "namespace of $FL_NQN$i did not appear after reconnect"
 	FL_DEV=$(fl_member_dev "$i")
@@ -81,6 +83,29 @@ fl_reconnect() {
 # and put it back
 fl_port_unlink() { rm "$FL_PORT/subsystems/$FL_NQN$1" || fail "unlink $FL_NQN$1 from the nvmet port"; }
 fl_port_link() { ln -s "$FL_NVMET/subsystems/$FL_NQN$1" "$FL_PORT/subsystems/" || fail "link $FL_NQN$1 to the nvmet port"; }
+
+# fl_port_add N SVCID I...: a second nvmet port N (rdma, service SVCID)
+# exporting members I...; fl_port_del N removes it: its controllers are
+# dropped and new connects are refused at the transport (no listener), which
+# hosts retry until ctrl_loss_tmo. (Unlinking a subsystem from a port that
+# stays up is not a transient fault on 6.12: the target answers "invalid
+# subsystem" with DNR and the host deletes the controller at once.)
+fl_port_add() {
+	local p=$FL_NVMET/ports/$1 i
+	mkdir "$p" || fail "mkdir nvmet port $1"
+	echo rdma >"$p/addr_trtype"; echo ipv4 >"$p/addr_adrfam"
+	echo $FL_IP >"$p/addr_traddr"; echo "$2" >"$p/addr_trsvcid"
+	shift 2
+	for i in "$@"; do
+		ln -s "$FL_NVMET/subsystems/$FL_NQN$i" "$p/subsystems/" || fail "link $FL_NQN$i to port $p"
+	done
+}
+fl_port_del() {
+	local p=$FL_NVMET/ports/$1
+	[ -d "$p" ] || return 0
+	rm -f "$p"/subsystems/*
+	rmdir "$p" || fail "rmdir nvmet port $1"
+}
 
 # fl_nullb I: configfs directory of member I's null_blk (target side)
 fl_nullb() { echo "$FL_NULLB/nullb$1"; }
