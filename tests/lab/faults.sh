@@ -38,6 +38,19 @@ fl_wait() {
 	done
 }
 
+# fl_bounded SECS OUT CMD...: run CMD with stdout+stderr to OUT, give it SECS
+# seconds; returns its status, or 124 if it is still running (it is left
+# running: a task in uninterruptible I/O sleep ignores even SIGKILL, so
+# timeout(1) would wait for it too)
+fl_bounded() {
+	local secs=$1 out=$2 p
+	shift 2
+	"$@" >"$out" 2>&1 &
+	p=$!
+	fl_wait "$secs" eval "! kill -0 $p 2>/dev/null" || return 124
+	wait $p
+}
+
 # fl_ctrl I: the controller (nvmeX) connected to member I's subsystem
 fl_ctrl() {
 	local c
