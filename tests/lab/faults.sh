@@ -14,7 +14,6 @@ FL_NVMET=/sys/kernel/config/nvmet
 FL_NULLB=/sys/kernel/config/nullb
 FL_NQN=nqn.2026-11.io.fxblk.lab:member
 FL_IP=10.0.0.1
-FL_PORT=$FL_NVMET/ports/1
 FL_SKIPS=0
 export DM_DISABLE_UDEV=1
 
@@ -91,12 +90,6 @@ fl_reconnect() {
 	log "member $i reconnected as $FL_DEV ($(fl_ctrl "$i")) with: $*"
 }
 
-# fl_port_unlink I / fl_port_link I: take member I's subsystem off the
-# target port (its controllers are dropped, the host starts reconnecting)
-# and put it back
-fl_port_unlink() { rm "$FL_PORT/subsystems/$FL_NQN$1" || fail "unlink $FL_NQN$1 from the nvmet port"; }
-fl_port_link() { ln -s "$FL_NVMET/subsystems/$FL_NQN$1" "$FL_PORT/subsystems/" || fail "link $FL_NQN$1 to the nvmet port"; }
-
 # fl_port_add N SVCID I...: a second nvmet port N (rdma, service SVCID)
 # exporting members I...; fl_port_del N removes it: its controllers are
 # dropped and new connects are refused at the transport (no listener), which
@@ -153,7 +146,10 @@ fl_dev_id() {
 }
 
 # fl_hung_task SECS: report tasks blocked longer than SECS (the lab fails
-# the run on the "INFO: task ... blocked" report that follows a hang)
+# the run on the "INFO: task ... blocked" report that follows a hang). Only
+# lock and other uninterruptible waits are reported: block I/O waits
+# (blk_io_schedule, submit_bio_wait) sleep in slices shorter than the timeout
+# on purpose, so bound those by polling (fl_wait, fl_bounded).
 fl_hung_task() {
 	if [ -w /proc/sys/kernel/hung_task_timeout_secs ]; then
 		echo "$1" > /proc/sys/kernel/hung_task_timeout_secs
@@ -163,20 +159,8 @@ fl_hung_task() {
 	fi
 }
 
-# fl_jhas FILE FILTER: the jq FILTER yields something other than null/false
+# fl_jhas FILE FILTER: the jq FILTER on FILE yields something other than null
 fl_jhas() { jq -e "$2 != null" "$1" >/dev/null 2>&1; }
-
-# fl_fio_check OUT: fio output (normal format) has no error and no verify
-# failure; prints the number of verified blocks is not possible from normal
-# output, so callers count I/Os from --output-format=json when they need it
-fl_fio_failed() { grep -qiE 'verify: bad|verify failed|bad magic|err= *[1-9]|error=' "$1"; }
-
-# fl_fio_json_ios FILE: read+write I/Os fio completed, from a json(+) output
-fl_fio_json_ios() {
-	jq '[.jobs[] | .read.total_ios + .write.total_ios] | add' "$1" 2>/dev/null || echo 0
-}
-# fl_fio_json_errs FILE: total_err of all jobs
-fl_fio_json_errs() { jq '[.jobs[].error] | map(select(. != 0)) | length' "$1" 2>/dev/null || echo "?"; }
 
 # fl_events_start: record kernel uevents of block devices (KOBJ_CHANGE of
 # fxN carries FXBLK_MEMBER / FXBLK_MEMBER_STATE) and, when a listener exists,

@@ -14,6 +14,9 @@
 # data to member 1: the data must come after the last of those completions,
 # and keep its FUA. The delay itself is checked too (a flush that was not
 # delayed would prove nothing), and the written block must read back.
+# fxblk before the ordered-flush fix fails here: it sent the data (with
+# PREFLUSH) to member 1 at once, ~1 s before the other members' flushes
+# completed.
 . /lab/lib.sh
 . /lab/faults.sh
 read -r -a M <<<"${FX_MEMBERS:-}"
