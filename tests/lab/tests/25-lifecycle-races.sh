@@ -21,7 +21,7 @@
 read -r -a M <<<"${FX_MEMBERS:-}"
 [ "${#M[@]}" -ge 4 ] || fail "needs 4 members in FX_MEMBERS (got '${FX_MEMBERS:-}')"
 M=("${M[@]:0:4}")
-ROUNDS=${FL_ROUNDS:-4}
+ROUNDS=${1:-4}	# tests/lab/run ... -- 25-lifecycle-races.sh ROUNDS
 T=60
 fx_load
 cleanup() {
