@@ -93,6 +93,7 @@ fxctl -o json stats t24 >/tmp/s1 || fail "fxctl stats t24 with a member gone"
 MERR=$(jq "[.volume.members[$I] | .read.errors, .write.errors, .flush.errors, .discard.errors] | add" /tmp/s1)
 OERR=$(jq "[.volume.members | del(.[$I]) | .[] | .read.errors, .write.errors, .flush.errors, .discard.errors] | add" /tmp/s1)
 log "errors counted: member $I: $MERR, other members: $OERR"
+jq -r '.volume.members[] | "   member \(.index) \(.disk): errors read \(.read.errors) write \(.write.errors) flush \(.flush.errors) discard \(.discard.errors)"' /tmp/s1
 [ "$MERR" -gt 0 ] || fail "no error counted on member $I"
 [ "$OERR" = 0 ] || fail "$OERR errors counted on the members that are still there"
 HEALTH=0
