@@ -1,5 +1,5 @@
 #!/bin/bash
-# lab: kernels=6.1,6.12 members=4 timeout=600
+# lab: kernels=6.1,6.12 quick=6.12 members=4 timeout=600
 # Path flap shorter than ctrl_loss_tmo: member 1 is reconnected through a
 # second nvmet port (service 4421, its own) with --reconnect-delay=1
 # --ctrl-loss-tmo=60; while fio writes and verifies (crc32c, rate-limited so

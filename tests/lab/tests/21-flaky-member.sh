@@ -1,5 +1,5 @@
 #!/bin/bash
-# lab: kernels=6.1,6.12 members=4 timeout=600 file=/usr/bin/split:/lab/bin/split
+# lab: kernels=6.1,6.12 quick=6.1 members=4 timeout=600 file=/usr/bin/split:/lab/bin/split
 # lab-allow: I/O error|critical medium error|Buffer I/O error|nvme[0-9]+(c[0-9]+)?n[0-9]+: I/O Cmd|fxblk.*(error|failing)
 # Flaky member: null_blk badblocks on the target side of member 1 (a range of
 # its chunks) while fio verifies data on the other members. The range is set

@@ -1,5 +1,5 @@
 #!/bin/bash
-# lab: kernels=6.1,6.12 members=4 timeout=600
+# lab: kernels=6.1,6.12 quick=6.12 members=4 timeout=600
 # Slow member: member 1 is a host-side dm-delay device with DELAY_MS (50) ms
 # on reads only. fio writes and verifies (crc32c) 8 MiB through /dev/fxN; the
 # verify reads spread over all members. fxctl stats' per-member read latency

@@ -1,5 +1,5 @@
 #!/bin/bash
-# lab: kernels=6.1,6.12 members=4 timeout=600
+# lab: kernels=6.1,6.12 quick=6.12 members=4 timeout=600
 # lab-allow: I/O error|XFS \(fx[0-9]+\)|Buffer I/O error|nvme nvme[0-9]+: |nvmet(_rdma)?: |fxblk: .*(error|fail|gone)|attempt to access beyond end of device|rw=[0-9]+, sector=[0-9]+, nr_sectors = [0-9]+ limit=0|lost (async )?page write
 # Member lost beyond ctrl_loss_tmo: member 1 is reconnected through its own
 # nvmet port (service 4421) with --ctrl-loss-tmo=3 --reconnect-delay=1; an

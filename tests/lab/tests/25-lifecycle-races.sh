@@ -1,5 +1,5 @@
 #!/bin/bash
-# lab: kernels=6.1,6.12 members=4 timeout=900
+# lab: kernels=6.1,6.12 quick=6.1 members=4 timeout=900
 # Lifecycle races (what 14-errors and 15-create-remove-leaks do not cover:
 # 14 races two creates over one member and refuses a remove of an open or
 # mounted volume; 15 creates/removes sequentially and rmmods with no volume):
