@@ -102,6 +102,8 @@ log "fio verify on members 0, 2, 3 during the fault: $WIOS writes, $VIOS verifie
 # one error line each)
 dd if="$DEV" of=/tmp/a2.bin bs=$CH count=$NA iflag=direct conv=noerror,sync 2>/tmp/a2.err
 UNREAD=$(grep -c 'Input/output error' /tmp/a2.err)
+# at once: a member is "failing" for 30 s after its last error, then live
+fxctl -o json show t21 >/tmp/show.json || fail "show"
 chunksums /tmp/a2.bin >/tmp/sumA2
 log "region A read back: $UNREAD chunks unreadable"
 CORRUPT=0 NBAD=0
@@ -135,7 +137,6 @@ for i in 0 2 3; do [ "${ERRS[$i]}" = 0 ] || fail "member $i: ${ERRS[$i]} errors 
 if ! fxctl -o json version | jq -e '.module.features | index("health") or index("bit4")' >/dev/null; then
 	fl_skip "module lacks FXBLK_FEAT_HEALTH: member states, uevent and MEMBER_ERROR event not checked"
 else
-	fxctl -o json show t21 >/tmp/show.json || fail "show"
 	if fl_jhas /tmp/show.json ".volume.members[$BAD].state"; then
 		st=$(jq -r ".volume.members | map(.state | tostring) | join(\" \")" /tmp/show.json)
 		vs=$(jq -r '.volume.state // "absent" | tostring' /tmp/show.json)
