@@ -57,6 +57,7 @@ shows() {
 		b=$(fl_now)
 		# a member field about the controller/path, if fxctl has one
 		c=$(jq -r --argjson i $I '.volume.members[$i] | [
+			(.paths // [] | map(.state) | join("/") | select(. != "") | "paths.state=\(.)"),
 			(.nvme.state // empty | "nvme.state=\(.)"), (.nvme.ctrl_state // empty | "nvme.ctrl_state=\(.)"),
 			(.nvme.controller_state // empty | "nvme.controller_state=\(.)"),
 			(.controller_state // empty | "controller_state=\(.)"), (.path_state // empty | "path_state=\(.)")
@@ -114,7 +115,7 @@ if [ -n "$CSF" ]; then
 	log "fxctl member $I$CSF seen: $SHOWN"
 	[ "$(echo $SHOWN | wc -w)" -ge 2 ] || fail "fxctl's member $I$CSF stayed '$SHOWN' through the flap"
 else
-	fl_skip "fxctl -o json show has no controller/path state for a member yet (looked for .nvme.state and the like)"
+	fl_skip "fxctl -o json show has no controller/path state for a member yet (looked for .paths[].state, .nvme.state and the like)"
 fi
 fx_dmesg_clean_since flap
 fx_run fxctl remove t20
