@@ -4,9 +4,11 @@
 # on reads only. fio writes and verifies (crc32c) 8 MiB through /dev/fxN; the
 # verify reads spread over all members. fxctl stats' per-member read latency
 # histogram (latency_us_log2, bucket i = [2^i, 2^(i+1)) us) must show it: the
-# slow member's median read is >= 32 ms, every other member's < 32 ms and at
-# least 4x faster, and no member's median write reaches 16 ms (writes are not
-# delayed).
+# slow member's median read is >= 32 ms (a lower bound the delay guarantees),
+# every other member's at least 4x (two buckets) faster, and the slow
+# member's median write no more than one bucket above the others' (writes
+# are not delayed). No absolute bound on undelayed I/O: a loaded host makes
+# any I/O slow under TCG.
 . /lab/lib.sh
 . /lab/faults.sh
 read -r -a M <<<"${FX_MEMBERS:-}"
@@ -40,21 +42,24 @@ median() {
 				.c += $h[$b] | if .m < 0 and .c * 2 >= $n then .m = $b else . end) | .m
 		  end' /tmp/s1
 }
-R=() RES=
+R=() W=() RES=
 for i in 0 1 2 3; do
 	r=$(median read $i) w=$(median write $i)
 	[[ $r =~ ^-?[0-9]+$ ]] && [[ $w =~ ^-?[0-9]+$ ]] || fail "no latency_us_log2 histogram in fxctl stats for member $i"
-	R[i]=$r
+	R[i]=$r W[i]=$w
 	log "member $i ${VM[$i]}: median read in [$((1 << r)), $((2 << r))) us, median write in [$((1 << w)), $((2 << w))) us"
 	RES+=" member${i}_read_p50_us=$((1 << r))"
 	[ "$r" -ge 0 ] || fail "member $i: no reads during the verify"
-	[ "$w" -lt 14 ] || fail "member $i: median write >= 16 ms, but writes are not delayed"
 done
+WMAX=-1
+for i in 0 2 3; do [ "${W[$i]}" -gt $WMAX ] && WMAX=${W[$i]}; done
+[ "${W[$SLOW]}" -le $((WMAX + 1)) ] ||
+	fail "slow member $SLOW: median write bucket ${W[$SLOW]}, others at most $WMAX: but writes are not delayed"
 fl_result "ios_verified=$VIOS slow_member=$SLOW read_delay_ms=$DELAY_MS$RES"
 [ "${R[$SLOW]}" -ge 15 ] || fail "slow member $SLOW: median read < 32 ms with a ${DELAY_MS} ms read delay: the histogram does not show it"
-# the others: below 32 ms and at least 4x (two buckets) faster than the slow one
+# the others: at least 4x (two buckets) faster than the slow one
 for i in 0 2 3; do
-	[ "${R[$i]}" -lt 15 ] && [ "${R[$i]}" -le $((R[SLOW] - 2)) ] ||
+	[ "${R[$i]}" -le $((R[SLOW] - 2)) ] ||
 		fail "member $i: median read bucket ${R[$i]} (slow member: ${R[$SLOW]}), but only member $SLOW is slow"
 done
 fx_run fxctl remove t22
