@@ -15,7 +15,11 @@
 #
 # Environment:
 #   FXBLK_CHECK_FILTER=REGEX   run only tests whose name matches (grep -E)
-#   FXBLK_LAB_KERNELS=6.1,6.12 restrict lab tests (and self-tests) to these kernels
+#   FXBLK_LAB_KERNELS=6.1,6.12 restrict lab tests (and self-tests) to these kernels;
+#                              "debug" = the debug kernel (FXBLK_KVER_DEBUG, make
+#                              kernel-debug), which runs the tests listing 6.12
+#   FXBLK_LAB_EXTRA_DIR=DIR    also run DIR/*.sh as lab tests (make check-debug:
+#                              tests/lab/debug, headers say kernels=debug)
 #   FXBLK_CHECK_JOBS=N         parallel build jobs (default nproc)
 set -uo pipefail
 
@@ -67,7 +71,8 @@ fi
 kver() {
 	case $1 in
 	5.10) echo "${FXBLK_KVER_5_10:-}" ;; 6.1) echo "${FXBLK_KVER_6_1:-}" ;;
-	6.12) echo "${FXBLK_KVER_6_12:-}" ;; *) echo "$1" ;;
+	6.12) echo "${FXBLK_KVER_6_12:-}" ;; debug) echo "${FXBLK_KVER_DEBUG:-}" ;;
+	*) echo "$1" ;;
 	esac
 }
 
@@ -133,7 +138,9 @@ lab_kernel_ok() { [[ ,$LAB_KERNELS, == *,$1,* ]]; }
 # First collect the runs (name, kernel, options), so that module + tools are
 # built once for all of them instead of by every run.
 LAB_NAMES=() LAB_ARGS=()
-for script in "$TOP"/tests/lab/tests/*.sh; do
+LAB_SCRIPTS=("$TOP"/tests/lab/tests/*.sh)
+[ -z "${FXBLK_LAB_EXTRA_DIR:-}" ] || LAB_SCRIPTS+=("$TOP/$FXBLK_LAB_EXTRA_DIR"/*.sh)
+for script in "${LAB_SCRIPTS[@]}"; do
 	[ -f "$script" ] || continue
 	header=$(sed -n 's/^# lab: *//p' "$script" | head -n1)
 	name=$(basename "$script" .sh)
@@ -149,10 +156,12 @@ for script in "$TOP"/tests/lab/tests/*.sh; do
 		*) opts+=("--$kv") ;;
 		esac
 	done
+	# the debug kernel runs what 6.12 runs
+	[[ ,$kernels, != *,6.12,* ]] || kernels+=,debug
 	for s in ${kernels//,/ }; do
 		lab_kernel_ok "$s" && selected "lab $s: $name" || continue
 		LAB_NAMES+=("lab $s: $name")
-		LAB_ARGS+=("$(printf '%q ' --kernel "$s" "${opts[@]}" -- "$script")")
+		LAB_ARGS+=("$(printf '%q ' --kernel "$([ "$s" = debug ] && kver debug || echo "$s")" "${opts[@]}" -- "$script")")
 	done
 done
 lab_build() {	# a failure is a failed test; the runs then use what exists
