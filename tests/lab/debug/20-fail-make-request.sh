@@ -26,7 +26,7 @@ read -r -a M <<<"${FX_MEMBERS:-}"
 [ "${#M[@]}" -ge 4 ] || fail "needs 4 members in FX_MEMBERS (got '${FX_MEMBERS:-}')"
 M=("${M[@]:0:4}"); N=4
 FMR=/sys/kernel/debug/fail_make_request
-mountpoint -q /sys/kernel/debug || mount -t debugfs debugfs /sys/kernel/debug
+grep -q " /sys/kernel/debug debugfs " /proc/mounts || mount -t debugfs debugfs /sys/kernel/debug
 [ -d $FMR ] || fail "$FMR missing: not the debug kernel (CONFIG_FAIL_MAKE_REQUEST + FAULT_INJECTION_DEBUG_FS)"
 H1=${M[1]#/dev/}
 [ -e /sys/block/$H1/make-it-fail ] || fail "/sys/block/$H1/make-it-fail missing"

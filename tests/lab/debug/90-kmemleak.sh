@@ -11,8 +11,8 @@
 #
 # Workload (volumes' whole lives, error paths included): create/remove with
 # several chunk sizes and member counts, fio write+verify, stats and list
-# dumps, refused creates (duplicate member, missing device, bad chunk),
-# remove while open (refused), 8 create/remove rounds, then scans with fxblk
+# dumps, refused creates (fxctl's checks, and fxblk-nltest's hand-made
+# messages the kernel refuses), remove while open (refused), 8 create/remove rounds, then scans with fxblk
 # still loaded (so backtraces name it) and again after rmmod fxblk.
 # Positive control: the kernel's own kmemleak-test sample module leaks on
 # purpose; after loading it a scan must report its objects, or this test
@@ -21,7 +21,7 @@
 read -r -a M <<<"${FX_MEMBERS:-}"
 [ "${#M[@]}" -ge 4 ] || fail "needs 4 members in FX_MEMBERS (got '${FX_MEMBERS:-}')"
 KL=/sys/kernel/debug/kmemleak
-mountpoint -q /sys/kernel/debug || mount -t debugfs debugfs /sys/kernel/debug
+grep -q " /sys/kernel/debug debugfs " /proc/mounts || mount -t debugfs debugfs /sys/kernel/debug
 [ -e $KL ] || fail "$KL missing: not the debug kernel (CONFIG_DEBUG_KMEMLEAK)"
 
 # scan: two scans a few seconds apart (an object must be unreferenced in
@@ -58,7 +58,7 @@ fio --eta=never --name=kl --filename="$D1" --direct=1 --rw=randwrite --bsrange=5
 fxctl stats k1 >/dev/null || fail "stats k1"
 fxctl -o json list >/dev/null || fail "list"
 fxctl -o json show k1 >/dev/null || fail "show k1"
-# refusals: busy member, missing device, bad chunk, duplicate name
+# refusals fxctl makes itself (busy member, missing device, bad chunk, name)
 fx_expect_fail fxctl create k2 --chunk 64K "${M[0]}" "${M[1]}"
 fx_expect_fail fxctl create k2 --chunk 64K /dev/nonexistent "${M[2]}"
 fx_expect_fail fxctl create k2 --chunk 3K "${M[2]}" "${M[3]}"
@@ -68,6 +68,10 @@ exec 7<"$D1"
 fx_expect_fail fxctl remove k1
 exec 7<&-
 fxctl remove k1 || fail "remove k1"
+# the kernel's own refusals and malformed messages (fxblk-nltest's cases, as
+# root and unprivileged)
+fx_run fxblk-nltest
+fx_run as_nobody fxblk-nltest --expect-eperm
 for r in 1 2 3 4 5 6 7 8; do
 	n=$((r % 3 + 2))
 	fxctl create k2 --chunk $((4 << (r % 4)))K "${M[@]:0:$n}" >/dev/null || fail "round $r: create k2 over $n"
