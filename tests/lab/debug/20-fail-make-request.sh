@@ -10,10 +10,10 @@
 # make-it-fail counts as well (the bio fails there with EIO, no failover).
 # Both are exercised; the volume's own /dev/fxN flag stays off.
 #
-#  1. probability 100 on member 1's head: reading every chunk of the first 64
-#     alone, exactly the chunks on member 1 fail (EIO), every other chunk reads
-#     back what was written; fxctl stats count read errors on member 1 only,
-#     exactly one per failed chunk.
+#  1. probability 100 on member 1's head: reading 4 KiB from each of the
+#     first 64 chunks, exactly the chunks on member 1 fail (EIO), every other
+#     one reads back what was written; fxctl stats count read errors on
+#     member 1 only, exactly one per failed read.
 #  2. the same with member 1's path disk flagged instead of its head.
 #  3. under fio (randrw 4 KiB, QD16, continue_on_error) with 10% of member 1's
 #     bios failing: fio's error count equals the errors fxblk counted on
@@ -67,9 +67,10 @@ chunk_pass() {
 	echo 100 > $FMR/probability
 	echo 1 > "$flag"
 	for ((c = 0; c < NCH; c++)); do
-		if dd if="$DEV" of=/tmp/chunk bs=$CH skip=$c count=1 iflag=direct 2>/tmp/dd.err; then
+		# 4 KiB from the middle of chunk c: one member bio, never split
+		if dd if="$DEV" of=/tmp/chunk bs=4096 skip=$((c * 16 + 7)) count=1 iflag=direct 2>/tmp/dd.err; then
 			[ $((c % N)) != 1 ] || fail "$what: chunk $c (member 1) read fine with $flag set"
-			cmp -s /tmp/chunk <(dd if=/tmp/pat bs=$CH skip=$c count=1 2>/dev/null) ||
+			cmp -s /tmp/chunk <(dd if=/tmp/pat bs=4096 skip=$((c * 16 + 7)) count=1 2>/dev/null) ||
 				fail "$what: chunk $c (member $((c % N))) does not read back what was written"
 			ok=$((ok + 1))
 		else
