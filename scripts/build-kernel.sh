@@ -27,6 +27,9 @@
 # Needs: bc bison flex libssl-dev libelf-dev (scripts/deps.sh installs them).
 # Env: FXBLK_CACHE, JOBS, FXBLK_KERNEL_NICE, FXBLK_KERNEL_FORCE=1 (ignore stamp)
 set -euo pipefail
+# The whole script is one block, read by bash before it runs: editing this file
+# while a build is running cannot change what that build does next.
+{
 TOP=$(cd "$(dirname "$(readlink -f "$0")")/.." && pwd)
 CACHE=${FXBLK_CACHE:-/var/cache/fxblk}
 FRAG=$TOP/tests/lab/kernel/debug.config
@@ -49,6 +52,9 @@ for h in /usr/include/openssl/opensslv.h /usr/include/libelf.h; do
 done
 [ -f "$FRAG" ] || die "no config fragment $FRAG"
 mkdir -p "$CACHE/debs" "$CACHE/src" "$CACHE/kbuild" "$CACHE/k"
+# one build at a time (several worktrees share the cache)
+exec 9> "$CACHE/kbuild/.lock"
+flock -n 9 || { log "another build-kernel.sh holds $CACHE/kbuild/.lock; waiting"; flock 9; }
 
 # 1. Source: the linux-source deb make deps fetched for checkpatch (or fetch it).
 deb=$(ls "$CACHE/debs/linux-source-${SERIES}_"*.deb 2>/dev/null | sort -V | tail -n1 || true)
@@ -84,9 +90,14 @@ record() {	# record RELEASE: FXBLK_KVER_DEBUG in kernels.env
 	cp "$CACHE/k/$1/root/lib/modules/$1/kernel/samples/kmemleak/kmemleak-test.ko" \
 		"$BUILD/lab-debug/kmemleak-test.ko"
 }
-prev=$(sed -n 's/^FXBLK_KVER_DEBUG=//p' "$CACHE/kernels.env" 2>/dev/null || true)
-if [ "${FXBLK_KERNEL_FORCE:-0}" != 1 ] && [ -n "$prev" ] && [ -f "$CACHE/k/$prev/.done" ] &&
-   [ "$(cat "$CACHE/k/$prev/.stamp" 2>/dev/null)" = "$stamp" ] && [ -f "$CACHE/k/$prev/vmlinux" ] &&
+# an installed kernel with this stamp (whatever kernels.env says now)
+prev=
+for d in "$CACHE"/k/*/; do
+	d=${d%/}
+	[ "$(cat "$d/.stamp" 2>/dev/null)" = "$stamp" ] && [ -f "$d/.done" ] || continue
+	prev=${d##*/}
+done
+if [ "${FXBLK_KERNEL_FORCE:-0}" != 1 ] && [ -n "$prev" ] && [ -f "$CACHE/k/$prev/vmlinux" ] &&
    [ -f "$CACHE/k/$prev/hdr/usr/src/linux-headers-$prev/Module.symvers" ]; then
 	log "$prev up to date in $CACHE/k/$prev (FXBLK_KERNEL_FORCE=1 rebuilds)"
 	record "$prev"
@@ -148,3 +159,5 @@ rm -rf "$K"
 mv "$K.tmp" "$K"
 record "$release"
 log "$release installed in $K; recorded as FXBLK_KVER_DEBUG in $CACHE/kernels.env"
+exit 0
+}
