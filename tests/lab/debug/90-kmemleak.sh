@@ -34,10 +34,11 @@ scan() {
 }
 # suspects FILE: number of reported objects
 suspects() { grep -c '^unreferenced object' "$1"; }
-# fxblk_suspects FILE: the reports whose backtrace names fxblk
+# fxblk_suspects FILE: the reports whose backtrace names fxblk (a frame in
+# the module, "[fxblk]", or an fxblk_ function; not a comm like fxblk-nltest)
 fxblk_suspects() {
-	awk '/^unreferenced object/ { if (r ~ /fxblk/) printf "%s", r; r = "" } { r = r $0 "\n" }
-	     END { if (r ~ /fxblk/) printf "%s", r }' "$1"
+	awk '/^unreferenced object/ { if (r ~ /\[fxblk\]|fxblk_[a-z]/) printf "%s", r; r = "" }
+	     { r = r $0 "\n" } END { if (r ~ /\[fxblk\]|fxblk_[a-z]/) printf "%s", r }' "$1"
 }
 
 t0=$(cut -d' ' -f1 /proc/uptime)
