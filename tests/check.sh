@@ -156,12 +156,22 @@ for script in "${LAB_SCRIPTS[@]}"; do
 		*) opts+=("--$kv") ;;
 		esac
 	done
-	# the debug kernel runs what 6.12 runs
-	[[ ,$kernels, != *,6.12,* ]] || kernels+=,debug
+	# the debug kernel runs what 6.12 runs, with 3x the timeout (KASAN and
+	# lockdep make it 2-4x slower); tests/lab/debug headers name it themselves
+	to=
+	if [[ ,$kernels, == *,6.12,* ]]; then
+		kernels+=,debug
+		to=$(sed -n 's/.*timeout=\([0-9]*\).*/\1/p' <<< "$header")
+		to=$((3 * ${to:-600}))
+	fi
 	for s in ${kernels//,/ }; do
 		lab_kernel_ok "$s" && selected "lab $s: $name" || continue
 		LAB_NAMES+=("lab $s: $name")
-		LAB_ARGS+=("$(printf '%q ' --kernel "$([ "$s" = debug ] && kver debug || echo "$s")" "${opts[@]}" -- "$script")")
+		if [ "$s" = debug ]; then
+			LAB_ARGS+=("$(printf '%q ' --kernel "$(kver debug)" "${opts[@]}" ${to:+--timeout $to} -- "$script")")
+		else
+			LAB_ARGS+=("$(printf '%q ' --kernel "$s" "${opts[@]}" -- "$script")")
+		fi
 	done
 done
 lab_build() {	# a failure is a failed test; the runs then use what exists
