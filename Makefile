@@ -1,4 +1,5 @@
-# fxblk top-level build. Targets: all (module + fxctl), deps, check, demo, bench.
+# fxblk top-level build. Targets: all (module + fxctl), deps, check, demo, bench,
+# kernel-debug, check-debug.
 # Kernel versions come from the file `make deps` generates; override with
 # KVER=<release> or KDIR=<headers dir>.
 FXBLK_CACHE ?= /var/cache/fxblk
@@ -9,7 +10,7 @@ BUILD   ?= $(CURDIR)/build
 KVER    ?= $(FXBLK_KVER_6_1)
 JOBS    ?= $(shell nproc)
 
-.PHONY: all module modules fxctl deps check check-full demo bench clean help
+.PHONY: all module modules fxctl deps check check-full demo bench clean help kernel-debug check-debug
 
 all: module fxctl
 
@@ -37,6 +38,17 @@ check:
 check-full:
 	FXBLK_CHECK_FULL=1 bash tests/check.sh
 
+# The lab's debug kernel (KASAN, lockdep, kmemleak, fail_make_request, P2PDMA):
+# ~30 min the first time, seconds when cached. Not part of deps or check.
+kernel-debug:
+	JOBS=$(JOBS) bash scripts/build-kernel.sh
+
+# The lab suite (the 6.12 entries of tests/lab/tests) plus tests/lab/debug on
+# the debug kernel; same output as make check ("N passed, N failed").
+check-debug: kernel-debug
+	FXBLK_LAB_KERNELS=debug FXBLK_LAB_EXTRA_DIR=tests/lab/debug \
+		FXBLK_CHECK_FILTER='$(or $(FXBLK_CHECK_FILTER),^lab)' bash tests/check.sh
+
 demo: all
 	bash tests/lab/run --kernel 6.1 --members 4 -- tests/demo.sh
 
@@ -51,5 +63,7 @@ help:
 	@echo "make        build fxblk.ko (KVER=$(KVER)) and fxctl"
 	@echo "make check  unit tests, module builds, lab tests; ends 'N passed, N failed'"
 	@echo "make check-full  the same with every lab test on every kernel it names"
+	@echo "make kernel-debug  build the lab's debug kernel (6.12, KASAN/lockdep/kmemleak; ~30 min once)"
+	@echo "make check-debug   lab suite + fault injection + kmemleak on the debug kernel"
 	@echo "make demo   a volume over NVMe-oF/RoCE namespaces in the lab VM"
 	@echo "make bench  fio: fxblk vs dm-stripe vs md raid0 vs JBOD -> build/bench/"

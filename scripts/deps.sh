@@ -24,6 +24,9 @@ PKGS=(
 	# 6.12+ headers generate BTF for modules (CONFIG_DEBUG_INFO_BTF_MODULES):
 	# pahole (dwarves in older releases)
 	pahole
+	# make kernel-debug builds the lab's debug kernel from linux-source
+	# (scripts/build-kernel.sh; not run by make deps)
+	bc bison flex libssl-dev libelf-dev
 	# kernel packages are fetched and unpacked, not installed
 	apt dpkg xz-utils zstd debian-archive-keyring
 	# lab VM: QEMU and everything copied into the initramfs

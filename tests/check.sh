@@ -23,7 +23,11 @@
 #
 # Environment:
 #   FXBLK_CHECK_FILTER=REGEX   run only tests whose name matches (grep -E)
-#   FXBLK_LAB_KERNELS=6.1,6.12 restrict lab tests (and self-tests) to these kernels
+#   FXBLK_LAB_KERNELS=6.1,6.12 restrict lab tests (and self-tests) to these kernels;
+#                              "debug" = the debug kernel (FXBLK_KVER_DEBUG, make
+#                              kernel-debug), which runs the tests listing 6.12
+#   FXBLK_LAB_EXTRA_DIR=DIR    also run DIR/*.sh as lab tests (make check-debug:
+#                              tests/lab/debug, headers say kernels=debug)
 #   FXBLK_CHECK_FULL=1         every lab test on every kernel its header names
 #   FXBLK_CHECK_JOBS=N         parallel build jobs (default nproc)
 set -uo pipefail
@@ -98,7 +102,8 @@ fi
 kver() {
 	case $1 in
 	5.10) echo "${FXBLK_KVER_5_10:-}" ;; 6.1) echo "${FXBLK_KVER_6_1:-}" ;;
-	6.12) echo "${FXBLK_KVER_6_12:-}" ;; *) echo "$1" ;;
+	6.12) echo "${FXBLK_KVER_6_12:-}" ;; debug) echo "${FXBLK_KVER_DEBUG:-}" ;;
+	*) echo "$1" ;;
 	esac
 }
 
@@ -168,7 +173,9 @@ lab_kernel_ok() { [[ ,$LAB_KERNELS, == *,$1,* ]]; }
 # First collect the runs (name, kernel, options), so that module + tools are
 # built once for all of them instead of by every run.
 LAB_NAMES=() LAB_ARGS=()
-for script in "$TOP"/tests/lab/tests/*.sh; do
+LAB_SCRIPTS=("$TOP"/tests/lab/tests/*.sh)
+[ -z "${FXBLK_LAB_EXTRA_DIR:-}" ] || LAB_SCRIPTS+=("$TOP/$FXBLK_LAB_EXTRA_DIR"/*.sh)
+for script in "${LAB_SCRIPTS[@]}"; do
 	[ -f "$script" ] || continue
 	header=$(sed -n 's/^# lab: *//p' "$script" | head -n1)
 	name=$(basename "$script" .sh)
@@ -185,6 +192,14 @@ for script in "$TOP"/tests/lab/tests/*.sh; do
 		*) opts+=("--$kv") ;;
 		esac
 	done
+	# the debug kernel runs what 6.12 runs, with 3x the timeout (KASAN and
+	# lockdep make it 2-4x slower); tests/lab/debug headers name it themselves
+	to=
+	if [[ ,$kernels, == *,6.12,* ]]; then
+		kernels+=,debug
+		to=$(sed -n 's/.*timeout=\([0-9]*\).*/\1/p' <<< "$header")
+		to=$((3 * ${to:-600}))
+	fi
 	for s in ${kernels//,/ }; do
 		if ! lab_kernel_ok "$s"; then
 			skip_test "lab $s: $name" "kernel $s not in FXBLK_LAB_KERNELS=$LAB_KERNELS"
@@ -196,7 +211,11 @@ for script in "$TOP"/tests/lab/tests/*.sh; do
 		fi
 		want "lab $s: $name" || continue
 		LAB_NAMES+=("lab $s: $name")
-		LAB_ARGS+=("$(printf '%q ' --kernel "$s" "${opts[@]}" -- "$script")")
+		if [ "$s" = debug ]; then
+			LAB_ARGS+=("$(printf '%q ' --kernel "$(kver debug)" "${opts[@]}" ${to:+--timeout $to} -- "$script")")
+		else
+			LAB_ARGS+=("$(printf '%q ' --kernel "$s" "${opts[@]}" -- "$script")")
+		fi
 	done
 done
 lab_build() {	# a failure is a failed test; the runs then use what exists
