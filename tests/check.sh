@@ -205,7 +205,9 @@ for script in "${LAB_SCRIPTS[@]}"; do
 			skip_test "lab $s: $name" "kernel $s not in FXBLK_LAB_KERNELS=$LAB_KERNELS"
 			continue
 		fi
-		if [ "$FULL" != 1 ] && [ -n "$quick" ] && [[ ,$quick, != *,$s,* ]]; then
+		# quick= trims the default run only; the debug kernel runs everything
+		if [ "$FULL" != 1 ] && [ "$s" != debug ] && [ -n "$quick" ] &&
+			[[ ,$quick, != *,$s,* ]]; then
 			skip_test "lab $s: $name" "runs on $quick by default; on $kernels in make check-full"
 			continue
 		fi
