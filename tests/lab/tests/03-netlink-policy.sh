@@ -21,7 +21,7 @@ fx_run as_nobody fxblk-nltest --expect-eperm
 expect_match "$FX_OUT" 'fxblk-nltest: [1-9][0-9]* passed, 0 failed' "unprivileged nltest summary"
 # and fxctl agrees: read-only commands work, state changes are refused
 fx_run as_nobody fxctl version
-fx_expect_fail --rc 1 --msg '(EPERM|ermission|privilege|root)' \
+fx_expect_fail --rc 6 --msg '(EPERM|ermission|privilege|root)' \
 	as_nobody fxctl create nltest-eperm "${FX_MEMBER_LIST[0]}"
 
 fx_json fxctl -o json list
