@@ -522,6 +522,11 @@ int cmd_monitor(Ctx &ctx)
 	}
 	auto c = ctx.env.connect();
 	std::unique_ptr<EventSource> events = c->subscribe();
+	if (ctx.verbose) {
+		// Scripts wait for this line before causing the events they expect.
+		ctx.env.err << "fxctl: subscribed to the fxblk events; waiting\n";
+		ctx.env.err.flush();
+	}
 	double deadline = timeout ? ctx.env.clock() + *timeout : 0;
 	for (unsigned n = 0; !count || n < *count;) {
 		std::optional<double> left;

@@ -666,6 +666,9 @@ TEST_CASE("monitor: one line per event, text and JSON Lines, --count")
 	CHECK(t.rfind("2025-12-01T", 0) == 0);  // fake wall clock 1764586000 s
 	CHECK(h.state.subscribes == 1);
 	CHECK(h.err.str().empty());
+	queue();
+	CHECK(h.run({"monitor", "-v", "--count", "1"}) == 0);
+	CHECK(h.err.str() == "fxctl: subscribed to the fxblk events; waiting\n");
 
 	queue();
 	CHECK(h.run({"-o", "json", "monitor", "--count", "2"}) == 0);
