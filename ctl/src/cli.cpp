@@ -182,6 +182,16 @@ void stats_options(po::options_description &opts, po::options_description &hidde
 	name_only(opts, hidden, pos);
 }
 
+void monitor_options(po::options_description &opts, po::options_description &,
+		     po::positional_options_description &)
+{
+	opts.add_options()
+		("count", po::value<unsigned>()->value_name("N"),
+		 "exit after N events (N >= 1; default: until interrupted)")
+		("timeout", po::value<std::string>()->value_name("SECONDS"),
+		 "exit (status 0) after SECONDS (0.1..86400), however many events came");
+}
+
 // ---- commands -----------------------------------------------------------
 
 // version and --version: the module is optional. Returns whether it was
@@ -493,6 +503,57 @@ int cmd_stats(Ctx &ctx)
 	return exit_ok;
 }
 
+int cmd_monitor(Ctx &ctx)
+{
+	std::optional<unsigned> count;
+	if (ctx.vm.count("count")) {
+		count = ctx.vm["count"].as<unsigned>();
+		if (!*count)
+			throw UsageError("invalid --count 0: must be at least 1 (omit --count to "
+					 "monitor until interrupted)");
+	}
+	std::optional<double> timeout;
+	if (ctx.vm.count("timeout")) {
+		auto text = ctx.vm["timeout"].as<std::string>();
+		timeout = parse_seconds(text);
+		if (!timeout || !(*timeout >= 0.1 && *timeout <= 86400))
+			throw UsageError(fmt::format("invalid --timeout '{}': must be from 0.1 to "
+						     "86400 seconds", text));
+	}
+	auto c = ctx.env.connect();
+	std::unique_ptr<EventSource> events = c->subscribe();
+	if (ctx.verbose) {
+		// Scripts wait for this line before causing the events they expect.
+		ctx.env.err << "fxctl: subscribed to the fxblk events; waiting\n";
+		ctx.env.err.flush();
+	}
+	double deadline = timeout ? ctx.env.clock() + *timeout : 0;
+	for (unsigned n = 0; !count || n < *count;) {
+		std::optional<double> left;
+		if (timeout) {
+			left = deadline - ctx.env.clock();
+			if (*left <= 0)
+				break;
+		}
+		std::optional<Event> ev = events->next(left);
+		if (events->lost()) {
+			ctx.env.err << "fxctl: warning: events were lost (netlink receive buffer "
+				       "overflow); check 'fxctl list' for the current state\n";
+			ctx.env.err.flush();
+		}
+		if (!ev)
+			continue;
+		json doc = event_doc(*ev, ctx.env.wall_clock());
+		// JSON Lines; flushed per event, as readers sit behind a pipe.
+		ctx.env.out << (ctx.as_json ? doc.dump() + '\n' : text_event(doc));
+		ctx.env.out.flush();
+		if (!ctx.env.out)
+			throw Error("cannot write events to standard output", errno_error(EPIPE));
+		++n;
+	}
+	return exit_ok;
+}
+
 const Command commands[] = {
 	{"version", "version", "Show fxctl's and the module's versions.",
 	 "Show fxctl's version and the loaded module's version, API version, features "
@@ -526,6 +587,19 @@ const Command commands[] = {
 	 "latency over the interval measured between samples; with -o json, one document "
 	 "per line.\n\nExample: fxctl stats vol1 --watch 2 --count 10", stats_options,
 	 cmd_stats},
+	{"monitor", "monitor [--count N] [--timeout SECONDS]",
+	 "Print the module's events as they happen.",
+	 "Print the module's events as they happen, one line each: volume created or "
+	 "destroyed, member I/O error (at most one a second per member, with the errno) "
+	 "and member state change (live, failing, gone). With -o json, one compact JSON "
+	 "object per line (JSON Lines) with schema_version, timestamp (seconds since the "
+	 "epoch), event (created, destroyed, member_error, member_state), volume {name, "
+	 "index, disk} and, for member events, member {index, disk, state, errors, errno, "
+	 "errno_name}. Output is flushed after every event. Needs no privileges. Runs "
+	 "until interrupted, --count events or --timeout seconds (exit 0); exits 5 if the "
+	 "module is not loaded or is unloaded meanwhile.\n\n"
+	 "Example: fxctl -o json monitor --count 1 --timeout 60", monitor_options,
+	 cmd_monitor},
 };
 
 po::options_description global_options()

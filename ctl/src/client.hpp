@@ -6,9 +6,23 @@
 #include "model.hpp"
 
 #include <memory>
+#include <optional>
 #include <vector>
 
 namespace fxctl {
+
+// A subscription to the module's "events" multicast group.
+class EventSource {
+public:
+	virtual ~EventSource() = default;
+	// The next event, waiting at most @timeout seconds (forever if absent);
+	// none when the time ran out.
+	// Throws ModuleNotLoaded when the module goes away.
+	virtual std::optional<Event> next(std::optional<double> timeout) = 0;
+	// Whether events were dropped (receive buffer overflow) since the last
+	// call; resets.
+	virtual bool lost() = 0;
+};
 
 class Client {
 public:
@@ -20,6 +34,9 @@ public:
 	virtual Volume get(const VolumeRef &ref) = 0;
 	virtual std::vector<Volume> list() = 0;
 	virtual Volume stats(const VolumeRef &ref) = 0;
+	// Joins the "events" group; needs no privilege. Throws Error if the
+	// module has no such group (older module).
+	virtual std::unique_ptr<EventSource> subscribe() = 0;
 };
 
 // Connects to family "fxblk"; throws ModuleNotLoaded if it is not registered.

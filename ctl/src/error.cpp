@@ -45,6 +45,10 @@ ModuleNotLoaded::ModuleNotLoaded()
 {
 }
 
+ModuleNotLoaded::ModuleNotLoaded(const std::string &msg) : Error(msg, nl_error(NLE_OBJ_NOTFOUND))
+{
+}
+
 exit_code exit_code_for_errno(int err) noexcept
 {
 	switch (std::abs(err)) {

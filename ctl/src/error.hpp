@@ -63,6 +63,7 @@ private:
 class ModuleNotLoaded : public Error {
 public:
 	ModuleNotLoaded();
+	explicit ModuleNotLoaded(const std::string &msg);  // e.g. unloaded meanwhile
 };
 
 // "EBUSY", "EINVAL", ... (glibc's strerrorname_np) for messages, JSON

@@ -2,16 +2,22 @@
 #include "error.hpp"
 #include "genl_socket.hpp"
 
+#include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <exception>
 #include <fmt/format.h>
+#include <linux/genetlink.h>
 #include <linux/netlink.h>
 #include <netlink/attr.h>
 #include <netlink/genl/ctrl.h>
 #include <netlink/genl/genl.h>
 #include <netlink/handlers.h>
+#include <poll.h>
 #include <sys/socket.h>
+#include <utility>
+#include <vector>
 
 #ifndef SOL_NETLINK
 #define SOL_NETLINK 270
@@ -161,6 +167,152 @@ GenlSocket::Result GenlSocket::transact(nl_msg *msg,
 
 namespace {
 
+struct receive_state {
+	const std::function<void(nlmsghdr *)> *on_msg;
+	std::exception_ptr failure;
+};
+
+int on_event(nl_msg *msg, void *arg)
+{
+	auto *st = static_cast<receive_state *>(arg);
+	try {
+		(*st->on_msg)(nlmsg_hdr(msg));
+	} catch (...) {
+		st->failure = std::current_exception();
+		return NL_STOP;
+	}
+	return NL_OK;
+}
+
+int no_seq_check(nl_msg *, void *)
+{
+	return NL_OK;
+}
+
+}  // namespace
+
+void GenlSocket::join(const char *group)
+{
+	int grp = genl_ctrl_resolve_grp(sock_.get(), FXBLK_GENL_NAME, group);
+	if (grp == -NLE_OBJ_NOTFOUND)
+		throw Error(fmt::format("the loaded fxblk module has no '{}' multicast group; "
+					"update fxblk.ko (see 'fxctl version')",
+					group),
+			    errno_error(EOPNOTSUPP));
+	if (grp < 0)
+		throw Error(fmt::format("cannot look up multicast group '{}' of '{}': {}", group,
+					FXBLK_GENL_NAME, nl_geterror(grp)),
+			    nl_error(grp));
+	// nlctrl announces the family's removal (module unloaded) here.
+	int ctrl = genl_ctrl_resolve_grp(sock_.get(), "nlctrl", "notify");
+	nl_socket_disable_seq_check(sock_.get());
+	// Bursts (many members failing at once) must not overflow the queue.
+	nl_socket_set_buffer_size(sock_.get(), 1 << 20, 0);
+	if (int rc = nl_socket_add_membership(sock_.get(), grp); rc < 0)
+		throw Error(fmt::format("cannot join the fxblk '{}' multicast group: {}", group,
+					nl_geterror(rc)),
+			    nl_error(rc));
+	if (ctrl >= 0)
+		nl_socket_add_membership(sock_.get(), ctrl);  // best effort
+	if (int rc = nl_socket_set_nonblocking(sock_.get()); rc < 0)
+		throw Error(fmt::format("cannot make the netlink socket non-blocking: {}",
+					nl_geterror(rc)),
+			    nl_error(rc));
+}
+
+bool GenlSocket::receive(int timeout_ms, const std::function<void(nlmsghdr *)> &on_msg,
+			 bool &overflow)
+{
+	pollfd p{nl_socket_get_fd(sock_.get()), POLLIN, 0};
+	int n = poll(&p, 1, timeout_ms);
+	if (n < 0 && errno == EINTR)
+		return false;
+	if (n < 0)
+		throw Error(fmt::format("cannot wait for fxblk events: {}", std::strerror(errno)),
+			    errno_error(errno));
+	if (n == 0)
+		return false;
+	cb_ptr cb(nl_cb_alloc(NL_CB_DEFAULT));
+	if (!cb)
+		throw Error("out of memory allocating netlink callbacks", nl_error(NLE_NOMEM));
+	receive_state st{&on_msg, nullptr};
+	nl_cb_set(cb.get(), NL_CB_VALID, NL_CB_CUSTOM, on_event, &st);
+	nl_cb_set(cb.get(), NL_CB_SEQ_CHECK, NL_CB_CUSTOM, no_seq_check, nullptr);
+	int rc = nl_recvmsgs(sock_.get(), cb.get());
+	if (st.failure)
+		std::rethrow_exception(st.failure);
+	// libnl maps ENOBUFS (the kernel dropped messages) to NLE_NOMEM.
+	if (rc == -NLE_NOMEM) {
+		overflow = true;
+		return true;
+	}
+	if (rc == -NLE_AGAIN)
+		return false;
+	if (rc < 0)
+		throw Error(fmt::format("cannot receive fxblk events: {}", nl_geterror(rc)),
+			    nl_error(rc));
+	return true;
+}
+
+namespace {
+
+// Events as they arrive; other messages of the group (none today) are
+// ignored, nlctrl's "family removed" ends the stream.
+class GenlEventSource final : public EventSource {
+public:
+	GenlEventSource() { sock_.join(FXBLK_GENL_MCAST_EVENTS); }
+
+	std::optional<Event> next(std::optional<double> timeout) override
+	{
+		using clock = std::chrono::steady_clock;
+		auto deadline = clock::now() + std::chrono::duration_cast<clock::duration>(
+							 std::chrono::duration<double>(timeout.value_or(0)));
+		for (;;) {
+			if (!queue_.empty()) {
+				Event ev = std::move(queue_.front());
+				queue_.erase(queue_.begin());
+				return ev;
+			}
+			int ms = -1;
+			if (timeout) {
+				auto left = std::chrono::ceil<std::chrono::milliseconds>(
+					deadline - clock::now());
+				if (left.count() <= 0)
+					return std::nullopt;
+				ms = static_cast<int>(std::min<long long>(left.count(), 1 << 30));
+			}
+			// Timeouts, signals and overflows: the deadline decides.
+			sock_.receive(ms, [this](nlmsghdr *nlh) { take(nlh); }, lost_);
+		}
+	}
+
+	bool lost() override { return std::exchange(lost_, false); }
+
+private:
+	GenlSocket sock_;
+	std::vector<Event> queue_;  // one datagram may hold several events
+	bool lost_ = false;
+
+	void take(nlmsghdr *nlh)
+	{
+		if (nlh->nlmsg_type == GENL_ID_CTRL) {
+			const auto *g = static_cast<const genlmsghdr *>(nlmsg_data(nlh));
+			nlattr *tb[CTRL_ATTR_MAX + 1];
+			if (g->cmd == CTRL_CMD_DELFAMILY &&
+			    genlmsg_parse(nlh, 0, tb, CTRL_ATTR_MAX, nullptr) == 0 &&
+			    tb[CTRL_ATTR_FAMILY_ID] &&
+			    nla_get_u16(tb[CTRL_ATTR_FAMILY_ID]) == sock_.family())
+				throw ModuleNotLoaded("the fxblk module was unloaded; no more events");
+			return;
+		}
+		if (nlh->nlmsg_type != sock_.family())
+			return;
+		const auto *g = static_cast<const genlmsghdr *>(nlmsg_data(nlh));
+		if (g->cmd == FXBLK_CMD_EVENT)
+			queue_.push_back(decode_event(nlh));
+	}
+};
+
 class GenlClient final : public Client {
 public:
 	ModuleStatus status() override
@@ -192,6 +344,11 @@ public:
 
 	Volume get(const VolumeRef &ref) override { return one(FXBLK_CMD_GET, ref); }
 	Volume stats(const VolumeRef &ref) override { return one(FXBLK_CMD_STATS, ref); }
+
+	std::unique_ptr<EventSource> subscribe() override
+	{
+		return std::make_unique<GenlEventSource>();
+	}
 
 	std::vector<Volume> list() override
 	{

@@ -33,6 +33,17 @@ public:
 	// Kernel errors are returned; transport errors are thrown.
 	Result transact(nl_msg *msg, const std::function<void(nlmsghdr *)> &on_reply);
 
+	// Joins multicast group @group of family "fxblk" and turns off sequence
+	// checks (events carry seq 0). Throws Error if the group is unknown.
+	void join(const char *group);
+
+	// Waits up to @timeout_ms (-1: forever) for messages and calls
+	// @on_msg for each one of a datagram. Returns false on timeout, true
+	// after a datagram; sets @overflow if the kernel dropped messages
+	// (ENOBUFS). Transport errors are thrown.
+	bool receive(int timeout_ms, const std::function<void(nlmsghdr *)> &on_msg,
+		     bool &overflow);
+
 private:
 	sock_ptr sock_;
 	int family_ = -1;

@@ -4,6 +4,8 @@
 #include "units.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <ctime>
 #include <fmt/format.h>
 
 namespace fxctl {
@@ -229,17 +231,28 @@ json volume_json(const Volume &v)
 
 json event_json(const Event &ev)
 {
-	static const char *const names[] = {"unspec", "created", "destroyed", "member-error",
-					    "member-state"};
+	static const char *const names[] = {"unspec", "created", "destroyed", "member_error",
+					    "member_state"};
 	json j = {{"event", ev.type < std::size(names) ? names[ev.type]
 						       : fmt::format("event{}", ev.type)},
-		  {"index", opt_json(ev.index)},
-		  {"name", ev.name},
-		  {"disk", ev.disk}};
-	if (ev.err)
-		j["errno"] = -*ev.err;
-	if (ev.member)
-		j["member"] = member_json(*ev.member);
+		  {"volume", {{"name", ev.name}, {"index", opt_json(ev.index)}, {"disk", ev.disk}}}};
+	if (ev.member) {
+		// MEMBER_STATE carries errno 0: no error.
+		int err = ev.err ? -*ev.err : 0;
+		j["member"] = {{"index", ev.member->index},
+			       {"disk", ev.member->disk},
+			       {"state", state_name(ev.member->state)},
+			       {"errors", opt_json(ev.member->errors)},
+			       {"errno", err ? json(err) : json(nullptr)},
+			       {"errno_name", err ? json(errno_name(err)) : json(nullptr)}};
+	}
+	return j;
+}
+
+json event_doc(const Event &ev, double timestamp)
+{
+	json j = {{"schema_version", schema_version}, {"timestamp", timestamp}};
+	j.update(event_json(ev));
 	return j;
 }
 
@@ -351,6 +364,39 @@ std::string text_created(const json &doc)
 {
 	const auto &v = doc.at("volume");
 	return fmt::format("created {}: {}\n", vol_title(v), vol_summary(v));
+}
+
+std::string iso_time(double epoch)
+{
+	auto t = static_cast<std::time_t>(std::floor(epoch));
+	std::tm tm{};
+	gmtime_r(&t, &tm);
+	char buf[32];
+	std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	return buf;
+}
+
+std::string text_event(const json &doc)
+{
+	const auto &v = doc.at("volume");
+	std::string type = doc.at("event").get<std::string>();
+	std::replace(type.begin(), type.end(), '_', '-');
+	std::string out = fmt::format("{} {} {} ({})", iso_time(doc.at("timestamp").get<double>()),
+				      type, v.at("name").get<std::string>(),
+				      v.at("disk").get<std::string>());
+	if (doc.contains("member")) {
+		const auto &m = doc.at("member");
+		std::string state = m.at("state").get<std::string>();
+		out += fmt::format(" member {} {}:", m.at("index").get<std::uint32_t>(),
+				   m.at("disk").get<std::string>());
+		if (!m.at("errno").is_null())
+			out += fmt::format(" error -{} ({}){}", m.at("errno").get<int>(),
+					   m.at("errno_name").get<std::string>(),
+					   state == "unknown" ? "" : ", " + state);
+		else
+			out += " " + state;
+	}
+	return out + '\n';
 }
 
 std::string text_removed(const json &doc)

@@ -21,7 +21,13 @@ using json = nlohmann::ordered_json;
 constexpr int schema_version = 2;
 
 json volume_json(const Volume &v);
+// An event: "event" (created, destroyed, member_error, member_state,
+// eventN if unknown), "volume" {name, index, disk} and, for member events,
+// "member" {index, disk, state, errors, errno, errno_name}.
 json event_json(const Event &ev);
+// monitor -o json, one per line: schema_version, timestamp (seconds since
+// the epoch, as stats), then event_json's keys.
+json event_doc(const Event &ev, double timestamp);
 // @st absent: the module is not loaded ("module": null).
 json version_doc(const std::optional<ModuleStatus> &st);
 json volume_doc(const Volume &v);  // show, create, remove
@@ -48,6 +54,10 @@ std::string text_version(const json &doc);
 std::string text_volume(const json &doc);  // show
 std::string text_created(const json &doc);
 std::string text_removed(const json &doc);
+// One line: "2026-12-01T12:00:00Z member-error vol1 (fx0) member 1 nvme1n1:
+// error -5 (EIO), failing".
+std::string text_event(const json &doc);
+std::string iso_time(double epoch);  // UTC, whole seconds
 std::string text_list(const json &doc);
 // Totals, or rates and interval quantiles when @doc carries an interval.
 std::string text_stats(const json &doc);

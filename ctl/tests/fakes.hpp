@@ -10,6 +10,7 @@
 #include <optional>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace fxtest {
@@ -50,6 +51,38 @@ inline Volume fixed_volume(unsigned members = 4, bool stats = false)
 	return v;
 }
 
+// Hands out queued events; waits by advancing the fake clock; with nothing
+// queued and no timeout, the module "goes away" (ModuleNotLoaded).
+struct FakeEvents final : EventSource {
+	std::vector<Event> &queue;
+	std::vector<bool> &lost_flags;  // per next() call, front first
+	std::function<void(double)> &wait;
+	FakeEvents(std::vector<Event> &q, std::vector<bool> &l, std::function<void(double)> &w)
+		: queue(q), lost_flags(l), wait(w) {}
+	bool lost_now = false;
+
+	std::optional<Event> next(std::optional<double> timeout) override
+	{
+		if (!lost_flags.empty()) {
+			lost_now = lost_flags.front();
+			lost_flags.erase(lost_flags.begin());
+		}
+		if (!queue.empty()) {
+			Event ev = queue.front();
+			queue.erase(queue.begin());
+			if (wait)
+				wait(0.25);
+			return ev;
+		}
+		if (!timeout)
+			throw ModuleNotLoaded("the fxblk module was unloaded; no more events");
+		if (wait)
+			wait(*timeout);
+		return std::nullopt;
+	}
+	bool lost() override { return std::exchange(lost_now, false); }
+};
+
 struct FakeClient final : Client {
 	// Shared with the test across connect() calls.
 	struct State {
@@ -61,6 +94,11 @@ struct FakeClient final : Client {
 		std::optional<KernelError> fail_create, fail_destroy, fail_get, fail_stats;
 		std::vector<Volume> volumes{fixed_volume()};
 		std::uint64_t stats_tick = 0;  // advances counters per STATS call
+		std::vector<Event> events;     // for monitor
+		std::vector<bool> events_lost;
+		std::function<void(double)> on_wait;  // advances the fake clock
+		int subscribes = 0;
+		bool no_event_group = false;   // an older module
 		ModuleStatus module{"0.1.0", 1,
 				    FXBLK_FEAT_STRIPE | FXBLK_FEAT_STATS | FXBLK_FEAT_EVENTS |
 					    FXBLK_FEAT_NOWAIT,
@@ -113,6 +151,15 @@ struct FakeClient final : Client {
 		}
 		++st.stats_tick;
 		return v;
+	}
+
+	std::unique_ptr<EventSource> subscribe() override
+	{
+		++st.subscribes;
+		if (st.no_event_group)
+			throw Error("the loaded fxblk module has no 'events' multicast group",
+				    errno_error(EOPNOTSUPP));
+		return std::make_unique<FakeEvents>(st.events, st.events_lost, st.on_wait);
 	}
 
 private:
@@ -183,6 +230,7 @@ struct Harness {
 			now += s;
 		};
 		env.clock = [this] { return now; };
+		state.on_wait = [this](double s) { now += s; };
 		env.wall_clock = [this] { return 1764585000.0 + now; };
 		env.nvme = nvme;
 		return fxctl::run(args, env);

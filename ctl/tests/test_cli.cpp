@@ -6,6 +6,7 @@
 #include "render.hpp"
 #include "units.hpp"
 
+#include <algorithm>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -49,7 +50,7 @@ TEST_CASE("help, unknown commands and options, exit codes")
 	CHECK(h.err.str().find("no command") != std::string::npos);
 
 	CHECK(h.run({"--help"}) == 0);
-	for (const char *c : {"version", "create", "remove", "list", "show", "stats"})
+	for (const char *c : {"version", "create", "remove", "list", "show", "stats", "monitor"})
 		CHECK(h.out.str().find(std::string("  ") + c + " ") != std::string::npos);
 	CHECK(h.run({"-h"}) == 0);
 
@@ -619,4 +620,117 @@ TEST_CASE("help: per-command summaries, 'help CMD', exit codes documented")
 	for (std::size_t pos = 0, next; (next = h.out.str().find('\n', pos)) != std::string::npos;
 	     pos = next + 1)
 		CHECK(next - pos <= 80);  // wrapped
+}
+
+namespace {
+
+Event member_event(std::uint32_t type, int err, std::uint32_t state)
+{
+	Event ev{type, 0u, "vol1", "fx0", err, std::nullopt};
+	Member m = fixed_volume().members[1];
+	m.state = state;
+	m.errors = 3;
+	ev.member = m;
+	return ev;
+}
+
+}  // namespace
+
+TEST_CASE("monitor: one line per event, text and JSON Lines, --count")
+{
+	Harness h;
+	CHECK(h.run({"help", "monitor"}) == 0);
+	CHECK(h.out.str().find("Usage: fxctl monitor [--count N] [--timeout SECONDS]") !=
+	      std::string::npos);
+	CHECK(h.out.str().find("--timeout") != std::string::npos);
+	CHECK(h.run({"monitor", "--help"}) == 0);
+	CHECK(h.connects == 0);
+
+	auto queue = [&h] {
+		h.state.events = {Event{FXBLK_EVENT_CREATED, 0u, "vol1", "fx0", std::nullopt,
+					std::nullopt},
+				  member_event(FXBLK_EVENT_MEMBER_ERROR, -EIO, FXBLK_STATE_FAILING),
+				  member_event(FXBLK_EVENT_MEMBER_STATE, 0, FXBLK_STATE_GONE),
+				  Event{FXBLK_EVENT_DESTROYED, 0u, "vol1", "fx0", std::nullopt,
+					std::nullopt}};
+	};
+	queue();
+	CHECK(h.run({"monitor", "--count", "4"}) == 0);
+	std::string t = h.out.str();
+	CHECK(std::count(t.begin(), t.end(), '\n') == 4);
+	CHECK(t.find("Z created vol1 (fx0)\n") != std::string::npos);
+	CHECK(t.find("Z member-error vol1 (fx0) member 1 nvme1n1: error -5 (EIO), failing\n") !=
+	      std::string::npos);
+	CHECK(t.find("Z member-state vol1 (fx0) member 1 nvme1n1: gone\n") != std::string::npos);
+	CHECK(t.find("Z destroyed vol1 (fx0)\n") != std::string::npos);
+	CHECK(t.rfind("2025-12-01T", 0) == 0);  // fake wall clock 1764586000 s
+	CHECK(h.state.subscribes == 1);
+	CHECK(h.err.str().empty());
+	queue();
+	CHECK(h.run({"monitor", "-v", "--count", "1"}) == 0);
+	CHECK(h.err.str() == "fxctl: subscribed to the fxblk events; waiting\n");
+
+	queue();
+	CHECK(h.run({"-o", "json", "monitor", "--count", "2"}) == 0);
+	CHECK(h.state.events.size() == 2);  // stopped after two
+	std::istringstream lines(h.out.str());
+	std::vector<nlohmann::json> docs;
+	for (std::string line; std::getline(lines, line);)
+		docs.push_back(nlohmann::json::parse(line));
+	REQUIRE(docs.size() == 2);
+	CHECK(docs[0].at("schema_version") == schema_version);
+	CHECK(docs[0].at("timestamp").is_number());
+	CHECK(docs[0].at("event") == "created");
+	CHECK(docs[0].at("volume") == nlohmann::json{{"name", "vol1"}, {"index", 0}, {"disk", "fx0"}});
+	CHECK_FALSE(docs[0].contains("member"));
+	CHECK(docs[1].at("event") == "member_error");
+	CHECK(docs[1].at("member").at("index") == 1);
+	CHECK(docs[1].at("member").at("errno") == EIO);
+	CHECK(docs[1].at("member").at("errno_name") == "EIO");
+	CHECK(docs[1].at("member").at("state") == "failing");
+}
+
+TEST_CASE("monitor: --timeout, unload, lost events, older modules, bad options")
+{
+	Harness h;
+	// Nothing happens: exit 0 once the time is up.
+	double t0 = h.now;
+	CHECK(h.run({"monitor", "--timeout", "2.5"}) == 0);
+	CHECK(h.out.str().empty());
+	CHECK(h.now - t0 == doctest::Approx(2.5));
+
+	// Events before the timeout are printed, then exit 0.
+	h.state.events = {Event{FXBLK_EVENT_CREATED, 0u, "vol1", "fx0", std::nullopt, std::nullopt}};
+	CHECK(h.run({"monitor", "--timeout", "10", "--count", "5"}) == 0);
+	CHECK(h.out.str().find("created vol1 (fx0)") != std::string::npos);
+
+	// The module goes away while monitoring (the fake's empty queue).
+	CHECK(h.run({"monitor"}) == 5);
+	CHECK(h.err.str().find("unloaded") != std::string::npos);
+
+	// Overflow: a warning on stderr, the stream goes on.
+	h.state.events = {Event{FXBLK_EVENT_DESTROYED, 0u, "vol1", "fx0", std::nullopt,
+				std::nullopt}};
+	h.state.events_lost = {true};
+	CHECK(h.run({"monitor", "--count", "1"}) == 0);
+	CHECK(h.err.str().find("events were lost") != std::string::npos);
+	CHECK(h.out.str().find("destroyed vol1") != std::string::npos);
+
+	h.module_loaded = false;
+	CHECK(h.run({"-o", "json", "monitor"}) == 5);
+	CHECK(nlohmann::json::parse(h.out.str()).at("error").at("code") == 5);
+	h.module_loaded = true;
+
+	h.state.no_event_group = true;
+	CHECK(h.run({"monitor", "--count", "1"}) == 1);
+	CHECK(h.err.str().find("no 'events' multicast group") != std::string::npos);
+	h.state.no_event_group = false;
+
+	int subs = h.state.subscribes;
+	CHECK(h.run({"monitor", "--count", "0"}) == 2);
+	CHECK(h.run({"monitor", "--timeout", "0"}) == 2);
+	CHECK(h.run({"monitor", "--timeout", "x"}) == 2);
+	CHECK(h.err.str().find("invalid --timeout 'x'") != std::string::npos);
+	CHECK(h.run({"monitor", "vol1"}) == 2);
+	CHECK(h.state.subscribes == subs);
 }

@@ -8,12 +8,14 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <fmt/format.h>
 #include <fstream>
 #include <sstream>
 #include "render.hpp"
 #include <linux/netlink.h>
 #include <netlink/attr.h>
 #include <netlink/genl/genl.h>
+#include <utility>
 #include <vector>
 
 using namespace fxctl;
@@ -460,48 +462,147 @@ TEST_CASE("a newer module's state values are shown, not misread")
 	CHECK(feature_names(FXBLK_FEAT_HEALTH) == std::vector<std::string>{"health"});
 }
 
-TEST_CASE("MEMBER_STATE and MEMBER_ERROR events decode")
+// An event as fxblk_event_msg() builds it, through the wire and back.
+Event event_roundtrip(const Event &ev)
+{
+	msg_ptr msg = new_genl_msg(family, FXBLK_CMD_EVENT);
+	put_event(msg.get(), ev);
+	return decode_event(nlmsg_hdr(msg.get()));
+}
+
+Event vol_event(std::uint32_t type)
 {
 	Event ev;
-	ev.type = FXBLK_EVENT_MEMBER_STATE;
+	ev.type = type;
 	ev.index = 3;
 	ev.name = "vol1";
 	ev.disk = "fx3";
-	ev.err = 0;
+	return ev;
+}
+
+// 2026-12-01T12:00:00Z
+constexpr double noon = 1796126400.0;
+
+TEST_CASE("events: CREATED and DESTROYED decode and render")
+{
+	for (auto [type, name] : {std::pair{FXBLK_EVENT_CREATED, "created"},
+				  std::pair{FXBLK_EVENT_DESTROYED, "destroyed"}}) {
+		Event ev = vol_event(type);
+		Event back = event_roundtrip(ev);
+		CHECK(back == ev);
+		CHECK_FALSE(back.member);
+		json doc = event_doc(back, noon + 0.25);
+		CHECK(doc.dump() == fmt::format("{{\"schema_version\":{},\"timestamp\":1796126400.25,"
+						"\"event\":\"{}\",\"volume\":{{\"name\":\"vol1\","
+						"\"index\":3,\"disk\":\"fx3\"}}}}",
+						schema_version, name));
+		CHECK(text_event(doc) == fmt::format("2026-12-01T12:00:00Z {} vol1 (fx3)\n", name));
+	}
+}
+
+TEST_CASE("events: MEMBER_ERROR and MEMBER_STATE decode and render")
+{
+	Event ev = vol_event(FXBLK_EVENT_MEMBER_STATE);
+	ev.err = 0;  // the kernel always sends ERRNO with a member
 	Member m = sample_volume(2, false).members[1];
 	m.state = FXBLK_STATE_GONE;
 	m.errors = 12;
 	ev.member = m;
-	msg_ptr msg = new_genl_msg(family, FXBLK_CMD_EVENT);
-	put_event(msg.get(), ev);
-	Event back = decode_event(nlmsg_hdr(msg.get()));
+	Event back = event_roundtrip(ev);
 	CHECK(back == ev);
-	check_golden("event-member-state.json", event_json(back));
+	json doc = event_doc(back, noon);
+	check_golden("event-member-state.json", doc);
+	CHECK(doc.at("event") == "member_state");
+	CHECK(doc.at("member").at("errno").is_null());
+	CHECK(text_event(doc) == "2026-12-01T12:00:00Z member-state vol1 (fx3) member 1 nvme1n1: "
+				 "gone\n");
 
 	// As the kernel sends MEMBER_ERROR: a negative s32 errno.
 	ev.type = FXBLK_EVENT_MEMBER_ERROR;
 	ev.err = -EIO;
 	ev.member->state = FXBLK_STATE_FAILING;
-	msg = new_genl_msg(family, FXBLK_CMD_EVENT);
-	put_event(msg.get(), ev);
-	back = decode_event(nlmsg_hdr(msg.get()));
+	back = event_roundtrip(ev);
 	CHECK(back.err == -EIO);
-	json j = event_json(back);
-	CHECK(j.at("event") == "member-error");
-	CHECK(j.at("errno") == EIO);
-	CHECK(j.at("member").at("state") == "failing");
+	doc = event_doc(back, noon);
+	CHECK(doc.at("event") == "member_error");
+	CHECK(doc.at("volume").at("index") == 3);
+	const json &jm = doc.at("member");
+	CHECK(jm.at("index") == 1);
+	CHECK(jm.at("disk") == "nvme1n1");
+	CHECK(jm.at("state") == "failing");
+	CHECK(jm.at("errors") == 12);
+	CHECK(jm.at("errno") == EIO);
+	CHECK(jm.at("errno_name") == "EIO");
+	CHECK(text_event(doc) == "2026-12-01T12:00:00Z member-error vol1 (fx3) member 1 nvme1n1: "
+				 "error -5 (EIO), failing\n");
+	// JSON Lines: one line per event.
+	CHECK(doc.dump().find('\n') == std::string::npos);
+}
 
-	// CREATED carries no member; an unknown event type is named, not fatal.
+TEST_CASE("events from an older module without member STATE and ERRORS")
+{
+	Event ev = vol_event(FXBLK_EVENT_MEMBER_ERROR);
+	ev.err = -ENOSPC;
+	ev.member = sample_volume(1, false).members[0];  // no state, no errors
+	Event back = event_roundtrip(ev);
+	CHECK_FALSE(back.member->state);
+	CHECK_FALSE(back.member->errors);
+	json doc = event_doc(back, noon);
+	CHECK(doc.at("member").at("state") == "unknown");
+	CHECK(doc.at("member").at("errors").is_null());
+	CHECK(doc.at("member").at("errno_name") == "ENOSPC");
+	CHECK(text_event(doc) == "2026-12-01T12:00:00Z member-error vol1 (fx3) member 0 nvme0n1: "
+				 "error -28 (ENOSPC)\n");
+
+	ev.type = FXBLK_EVENT_MEMBER_STATE;
+	ev.err.reset();  // no ERRNO at all
+	doc = event_doc(event_roundtrip(ev), noon);
+	CHECK(text_event(doc) == "2026-12-01T12:00:00Z member-state vol1 (fx3) member 0 nvme0n1: "
+				 "unknown\n");
+	CHECK(doc.at("member").at("errno").is_null());
+
+	// No INDEX (never sent today): null, not a made-up 0.
+	Event noindex = vol_event(FXBLK_EVENT_CREATED);
+	noindex.index.reset();
+	CHECK(event_doc(event_roundtrip(noindex), noon).at("volume").at("index").is_null());
+}
+
+TEST_CASE("events: unknown types are named, malformed ones refused")
+{
 	Event created{FXBLK_EVENT_MAX + 1, 0u, "v", "fx0", std::nullopt, std::nullopt};
-	msg = new_genl_msg(family, FXBLK_CMD_EVENT);
-	put_event(msg.get(), created);
-	back = decode_event(nlmsg_hdr(msg.get()));
+	Event back = event_roundtrip(created);
 	CHECK_FALSE(back.member);
-	CHECK(event_json(back).at("event") == "event" + std::to_string(FXBLK_EVENT_MAX + 1));
+	json doc = event_doc(back, noon);
+	CHECK(doc.at("event") == "event" + std::to_string(FXBLK_EVENT_MAX + 1));
+	CHECK(text_event(doc) == fmt::format("2026-12-01T12:00:00Z event{} v (fx0)\n",
+					     FXBLK_EVENT_MAX + 1));
 
 	msg_ptr none = new_genl_msg(family, FXBLK_CMD_EVENT);
 	CHECK_THROWS_WITH_AS(decode_event(nlmsg_hdr(none.get())),
 			     doctest::Contains("EVENT missing"), Error);
+
+	// Two members in one event.
+	msg_ptr two = new_genl_msg(family, FXBLK_CMD_EVENT);
+	Event ev = vol_event(FXBLK_EVENT_MEMBER_ERROR);
+	put_event(two.get(), ev);
+	nlattr *ms = nla_nest_start(two.get(), FXBLK_ATTR_MEMBERS);
+	for (const Member &m : sample_volume(2, false).members) {
+		nlattr *one = nla_nest_start(two.get(), FXBLK_ATTR_MEMBER);
+		nla_put_u32(two.get(), FXBLK_MEMBER_ATTR_INDEX, m.index);
+		nla_put_u32(two.get(), FXBLK_MEMBER_ATTR_MAJOR, m.major);
+		nla_put_u32(two.get(), FXBLK_MEMBER_ATTR_MINOR, m.minor);
+		nla_put_string(two.get(), FXBLK_MEMBER_ATTR_DISK_NAME, m.disk.c_str());
+		nla_nest_end(two.get(), one);
+	}
+	nla_nest_end(two.get(), ms);
+	CHECK_THROWS_WITH_AS(decode_event(nlmsg_hdr(two.get())),
+			     doctest::Contains("more than one member"), Error);
+}
+
+TEST_CASE("iso_time: UTC, whole seconds")
+{
+	CHECK(iso_time(0) == "1970-01-01T00:00:00Z");
+	CHECK(iso_time(noon + 59.999) == "2026-12-01T12:00:59Z");
 }
 
 TEST_CASE("DESTROY sends NAME and INDEX, and FORCE only when asked")
