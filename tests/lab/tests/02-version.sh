@@ -1,5 +1,5 @@
 #!/bin/bash
-# lab: kernels=5.10,6.1,6.12 members=4
+# lab: kernels=5.10,6.1,6.12 quick=6.12 members=4
 # `fxctl version` over generic netlink: text and `-o json` report the tool
 # version, the module version (equal to /sys/module/fxblk/version), API
 # version 1 and the feature list; JSON carries schema_version 2. Also the

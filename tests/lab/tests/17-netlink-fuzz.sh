@@ -1,5 +1,5 @@
 #!/bin/bash
-# lab: kernels=6.1,6.12 members=4 timeout=900
+# lab: kernels=6.1,6.12 quick=6.12 members=4 timeout=900
 # Hostile netlink input: fxblk-fuzz sends random and mutated messages for
 # every command of family "fxblk" (wrong types and lengths, truncated and
 # overlong attributes, huge member counts, u64-max offsets, unknown

@@ -1,5 +1,5 @@
 #!/bin/bash
-# lab: kernels=5.10,6.1,6.12 members=4 timeout=900
+# lab: kernels=5.10,6.1,6.12 quick=5.10,6.1 members=4 timeout=900
 # What a volume inherits from its members, per kernel (issue 6, "per kernel"):
 #  - non-rotational members -> /sys/block/fxN/queue/rotational = 0
 #    (5.10/6.1 keep NONROT as a queue flag that stacking does not inherit)
