@@ -337,7 +337,7 @@ static struct fxblk_volume *fxblk_nl_lookup(struct genl_info *info)
 		return ERR_PTR(-ENOENT);
 	}
 	if (name && index && vol->index != nla_get_u32(index)) {
-		FXBLK_ERR(info->extack, "volume \"%s\" is fx%d, not fx%u",
+		FXBLK_ERR(info->extack, "NAME \"%s\" is fx%d but INDEX is %u",
 			  vol->name, vol->index, nla_get_u32(index));
 		fxblk_vol_put(vol);
 		return ERR_PTR(-ENOENT);
