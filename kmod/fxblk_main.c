@@ -208,7 +208,7 @@ static int __fxblk_destroy(struct fxblk_volume *vol, bool force, bool killable,
 		FXBLK_ERR(extack, "fx%d (%s) is being removed already",
 			  vol->index, vol->name);
 	else if (ret == -EBUSY)
-		FXBLK_ERR(extack, "fx%d (%s) is open; close or unmount it first (or force)",
+		FXBLK_ERR(extack, "fx%d (%s) is open; close or unmount it first",
 			  vol->index, vol->name);
 	else if (ret == -EOPNOTSUPP)
 		FXBLK_ERR(extack, "fx%d (%s) is open and this kernel cannot remove an open disk; close it first",
