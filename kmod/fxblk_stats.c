@@ -60,9 +60,6 @@ void fxblk_stats_done(struct fxblk_member *m, const struct fxblk_io *io,
 	fxblk_stats_add(m, io->dir, io->sectors, bucket, status);
 	if (io->dir == FXBLK_DIR_WRITE && (opf & REQ_FUA))
 		this_cpu_inc(m->stats->fua);
-	/* A data write with PREFLUSH also counts as a flush of its member. */
-	if (io->dir != FXBLK_DIR_FLUSH && (opf & REQ_PREFLUSH))
-		fxblk_stats_add(m, FXBLK_DIR_FLUSH, 0, bucket, status);
 }
 
 void fxblk_stats_sum(struct fxblk_member *m, struct fxblk_stat_cpu *sum)

@@ -69,7 +69,8 @@
 /* FXBLK_ATTR_FLAGS bits of a volume */
 #define FXBLK_VOL_READ_ONLY	(1ULL << 0)	/* a member is read-only */
 #define FXBLK_VOL_NOWAIT	(1ULL << 1)	/* every member takes REQ_NOWAIT */
-#define FXBLK_VOL_REMOVED	(1ULL << 2)	/* DESTROY --force: I/O fails */
+/* Reserved: a removed volume leaves the registry, so no reply carries it. */
+#define FXBLK_VOL_REMOVED	(1ULL << 2)
 
 /*
  * Member and volume health (FXBLK_ATTR_STATE, FXBLK_MEMBER_ATTR_STATE).
