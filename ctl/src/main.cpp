@@ -11,7 +11,7 @@ int main(int argc, char **argv)
 	fxctl::SystemBlockDevices blockdevs;
 	fxctl::Env env(std::cout, std::cerr);
 	env.blockdevs = [&]() -> fxctl::BlockDevices & { return blockdevs; };
-	env.nvme = fxctl::make_libnvme_lookup;
+	env.nvme = [] { return fxctl::make_sysfs_nvme_lookup(); };
 	env.sleep = [](double s) {
 		std::this_thread::sleep_for(std::chrono::duration<double>(s));
 	};

@@ -1,106 +1,138 @@
 #include "nvme_info.hpp"
 
-// libnvme 1.3 headers carry no extern "C" guards.
-extern "C" {
-#include <nvme/tree.h>
-}
-#include <syslog.h>
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <system_error>
+
+#include <fmt/format.h>
+
+// Why sysfs and not libnvme's nvme_scan_topology(): libnvme 1.3 (Debian 12)
+// opens every namespace during the scan and sends it Identify Namespace
+// admin commands (nvme_ns_init()). While a controller reconnects, those
+// commands wait for it, so `fxctl show` stalled for the whole outage, and a
+// namespace whose Identify failed was left out of the tree, so its paths
+// vanished from the output exactly when they mattered. The kernel keeps the
+// same facts in sysfs, readable without touching the device:
+//
+//   /sys/block/nvmeXnY/device            controller (no native multipath) or
+//                                        nvme-subsysX (multipath head)
+//   /sys/block/nvmeXcZnY                 the head's paths (hidden disks),
+//                                        whose device link is controller nvmeZ
+//   /sys/class/nvme/nvmeZ/{state,transport,address}
+//   .../subsysnqn                        on the controller and the subsystem
 
 namespace fxctl {
 namespace {
 
-struct nvme_root_deleter {
-	// Frees the root and every host, subsystem, controller and namespace
-	// under it: we own the root and only borrow the rest.
-	void operator()(nvme_root *r) const noexcept { nvme_free_tree(r); }
-};
-using root_ptr = std::unique_ptr<nvme_root, nvme_root_deleter>;
+namespace fs = std::filesystem;
 
-std::string str(const char *s)
+std::string read_attr(const fs::path &p)
 {
-	return s ? s : "";
+	std::ifstream in(p);
+	std::string s;
+	if (!in || !std::getline(in, s))
+		return {};
+	while (!s.empty() && (s.back() == '\n' || s.back() == ' '))
+		s.pop_back();
+	return s;
 }
 
-class LibnvmeLookup final : public NvmeLookup {
+// "traddr=10.0.0.1,trsvcid=4420,src_addr=10.0.0.2" (host_traddr is shown as
+// host_traddr= on TCP/RDMA before 6.x and src_addr= for TCP since 5.13).
+std::string address_field(const std::string &addr, const std::string &key)
+{
+	std::string want = key + "=";
+	std::size_t pos = 0;
+	while (pos <= addr.size()) {
+		std::size_t end = addr.find(',', pos);
+		if (end == std::string::npos)
+			end = addr.size();
+		std::string_view f(addr.data() + pos, end - pos);
+		if (f.substr(0, want.size()) == want)
+			return std::string(f.substr(want.size()));
+		pos = end + 1;
+	}
+	return {};
+}
+
+class SysfsNvmeLookup final : public NvmeLookup {
 public:
+	explicit SysfsNvmeLookup(fs::path sysfs) : sysfs_(std::move(sysfs)) {}
+
 	std::optional<NvmeIdentity> identify(const std::string &disk) override
 	{
-		if (!scanned_)
-			scan();
-		auto it = ids_.find(disk);
-		if (it == ids_.end())
+		if (disk.rfind("nvme", 0) != 0 || disk.find('/') != std::string::npos)
 			return std::nullopt;
-		return it->second;
+		fs::path dir = sysfs_ / "block" / disk;
+		std::error_code ec;
+		if (!fs::is_directory(dir, ec))
+			return std::nullopt;
+
+		NvmeIdentity id;
+		id.subsys_nqn = read_attr(dir / "device" / "subsysnqn");
+		int subsys = 0, head = 0, used = 0;
+		if (std::sscanf(disk.c_str(), "nvme%dn%d%n", &subsys, &head, &used) == 2 &&
+		    static_cast<std::size_t>(used) == disk.size() &&
+		    fs::canonical(dir / "device", ec).filename().string().rfind("nvme-subsys", 0) == 0) {
+			// A multipath head: its paths are the hidden disks
+			// nvme<subsys>c<ctrl>n<head>, each a child of its
+			// controller (as libnvme and nvme-cli find them; 6.1
+			// and 6.12 have no multipath/ directory on the head).
+			std::vector<std::string> paths;
+			std::string prefix = fmt::format("nvme{}c", subsys);
+			std::string suffix = fmt::format("n{}", head);
+			for (const auto &e : fs::directory_iterator(sysfs_ / "block", ec)) {
+				std::string n = e.path().filename().string();
+				if (n.size() > prefix.size() + suffix.size() && n.rfind(prefix, 0) == 0 &&
+				    n.compare(n.size() - suffix.size(), suffix.size(), suffix) == 0 &&
+				    n.find_first_not_of("0123456789", prefix.size()) ==
+					    n.size() - suffix.size())
+					paths.push_back(n);
+			}
+			// numeric controller order, stable (directory order is not)
+			std::sort(paths.begin(), paths.end(), [](const auto &a, const auto &b) {
+				return a.size() != b.size() ? a.size() < b.size() : a < b;
+			});
+			for (const auto &p : paths)
+				add_controller(id, sysfs_ / "block" / p / "device");
+		} else {
+			add_controller(id, dir / "device");
+		}
+		if (id.subsys_nqn.empty() && id.paths.empty())
+			return std::nullopt;
+		return id;
 	}
 
 private:
-	bool scanned_ = false;
-	std::map<std::string, NvmeIdentity> ids_;
+	fs::path sysfs_;
 
-	static NvmePath path_of(nvme_ctrl_t c)
+	static void add_controller(NvmeIdentity &id, const fs::path &link)
 	{
-		// nvme_ctrl_get_state() reads sysfs each time: the state is
-		// current, e.g. "connecting" while a path reconnects.
-		return {str(nvme_ctrl_get_name(c)),      str(nvme_ctrl_get_state(c)),
-			str(nvme_ctrl_get_transport(c)), str(nvme_ctrl_get_traddr(c)),
-			str(nvme_ctrl_get_trsvcid(c)),   str(nvme_ctrl_get_host_traddr(c))};
-	}
-
-	void add_path(const std::string &ns, const std::string &nqn, const NvmePath &p)
-	{
-		NvmeIdentity &id = ids_[ns];
-		id.subsys_nqn = nqn;
-		for (const auto &q : id.paths)
-			if (q.controller == p.controller)
-				return;
-		id.paths.push_back(p);
-	}
-
-	void scan()
-	{
-		scanned_ = true;
-		root_ptr root(nvme_create_root(nullptr, LOG_EMERG));
-		if (!root || nvme_scan_topology(root.get(), nullptr, nullptr) < 0)
+		std::error_code ec;
+		fs::path ctrl = fs::canonical(link, ec);
+		if (ec)
 			return;
-		nvme_host_t h;
-		nvme_subsystem_t s;
-		nvme_ctrl_t c;
-		nvme_ns_t n;
-		nvme_path_t p;
-		nvme_for_each_host(root.get(), h) {
-			nvme_for_each_subsystem(h, s) {
-				std::string nqn = str(nvme_subsystem_get_nqn(s));
-				std::vector<NvmePath> all;
-				nvme_subsystem_for_each_ctrl(s, c) {
-					NvmePath path = path_of(c);
-					all.push_back(path);
-					// Without multipath: nvmeXnY hangs off one controller.
-					nvme_ctrl_for_each_ns(c, n)
-						add_path(str(nvme_ns_get_name(n)), nqn, path);
-					// With multipath: path nvmeXcYnZ of head nvmeXnZ.
-					nvme_ctrl_for_each_path(c, p)
-						if (nvme_ns_t head = nvme_path_get_ns(p))
-							add_path(str(nvme_ns_get_name(head)), nqn, path);
-				}
-				// A head whose paths libnvme did not link (old kernels):
-				// every controller of the subsystem reaches it.
-				nvme_subsystem_for_each_ns(s, n) {
-					std::string ns = str(nvme_ns_get_name(n));
-					if (!ids_.count(ns))
-						for (const auto &path : all)
-							add_path(ns, nqn, path);
-					ids_[ns].subsys_nqn = nqn;
-				}
-			}
-		}
+		std::string name = ctrl.filename().string();
+		if (name.rfind("nvme", 0) != 0 || name.rfind("nvme-subsys", 0) == 0)
+			return;  // a head without multipath dir: no controller here
+		std::string addr = read_attr(ctrl / "address");
+		std::string host = address_field(addr, "host_traddr");
+		if (host.empty())
+			host = address_field(addr, "src_addr");
+		if (id.subsys_nqn.empty())
+			id.subsys_nqn = read_attr(ctrl / "subsysnqn");
+		id.paths.push_back({name, read_attr(ctrl / "state"), read_attr(ctrl / "transport"),
+				    address_field(addr, "traddr"), address_field(addr, "trsvcid"),
+				    host});
 	}
 };
 
 }  // namespace
 
-std::unique_ptr<NvmeLookup> make_libnvme_lookup()
+std::unique_ptr<NvmeLookup> make_sysfs_nvme_lookup(fs::path sysfs)
 {
-	return std::make_unique<LibnvmeLookup>();
+	return std::make_unique<SysfsNvmeLookup>(std::move(sysfs));
 }
 
 }  // namespace fxctl

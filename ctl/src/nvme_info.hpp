@@ -1,10 +1,11 @@
-// NVMe-oF identity of member disks (subsystem NQN, transport, address),
-// looked up through libnvme. Best effort: non-NVMe members have none.
+// NVMe-oF identity of member disks (subsystem NQN, and every controller that
+// reaches the namespace with its state, transport and address), read from
+// sysfs. Best effort: non-NVMe members have none.
 #pragma once
 
 #include "model.hpp"
 
-#include <map>
+#include <filesystem>
 #include <memory>
 #include <optional>
 #include <string>
@@ -17,7 +18,8 @@ public:
 	virtual std::optional<NvmeIdentity> identify(const std::string &disk) = 0;
 };
 
-// Scans the NVMe topology once, on first use.
-std::unique_ptr<NvmeLookup> make_libnvme_lookup();
+// Reads @sysfs (/sys) on each call and never sends a command to a device,
+// so it answers at once while a controller reconnects.
+std::unique_ptr<NvmeLookup> make_sysfs_nvme_lookup(std::filesystem::path sysfs = "/sys");
 
 }  // namespace fxctl

@@ -3,6 +3,7 @@
 
 #include "blockdev.hpp"
 #include "error.hpp"
+#include "nvme_info.hpp"
 
 #include <cstdlib>
 #include <fstream>
@@ -104,4 +105,90 @@ TEST_CASE("probe refuses paths that are not block devices")
 	CHECK_THROWS_WITH_AS(devs.probe("/"), "/ is not a block device", Error);
 	CHECK_THROWS_WITH_AS(devs.probe("/nonexistent/nvme9n9"),
 			     doctest::Contains("cannot access /nonexistent/nvme9n9"), Error);
+}
+
+// NVMe-oF paths of a member, laid out as the kernel does: a controller under
+// /sys/devices/virtual/nvme-fabrics/ctl/, /sys/class/nvme/nvmeN -> it, and
+// /sys/block/DISK -> the disk under its parent (controller, or nvme-subsysN
+// for a native-multipath head, whose paths are the hidden disks nvmeScCnH).
+namespace {
+
+fs::path nvme_ctrl(const FakeSysfs &sys, const std::string &name, const std::string &state,
+		   const std::string &addr)
+{
+	fs::path c = sys.root / "devices/virtual/nvme-fabrics/ctl" / name;
+	FakeSysfs::write(c / "state", state);
+	FakeSysfs::write(c / "transport", "rdma");
+	FakeSysfs::write(c / "address", addr);
+	FakeSysfs::write(c / "subsysnqn", "nqn.2026-12.io.fxblk:m1");
+	return c;
+}
+
+void block_link(const FakeSysfs &sys, const fs::path &disk_dir, const fs::path &parent)
+{
+	fs::create_directories(disk_dir);
+	fs::create_symlink(fs::relative(parent, disk_dir), disk_dir / "device");
+	fs::create_directories(sys.root / "block");
+	fs::create_symlink(fs::relative(disk_dir, sys.root / "block"),
+			   sys.root / "block" / disk_dir.filename());
+}
+
+}  // namespace
+
+TEST_CASE("nvme paths: multipath head lists every path with its live state")
+{
+	FakeSysfs sys;
+	fs::path c0 = nvme_ctrl(sys, "nvme0", "live", "traddr=10.0.0.1,trsvcid=4420");
+	fs::path c3 = nvme_ctrl(sys, "nvme3", "connecting",
+				"traddr=10.0.0.2,trsvcid=4421,host_traddr=10.0.0.9");
+	fs::path subsys = sys.root / "devices/virtual/nvme-subsystem/nvme-subsys0";
+	FakeSysfs::write(subsys / "subsysnqn", "nqn.2026-12.io.fxblk:m1");
+	fs::path head = subsys / "nvme0n1";
+	block_link(sys, head, subsys);
+	block_link(sys, c3 / "nvme0c3n1", c3);
+	block_link(sys, c0 / "nvme0c0n1", c0);
+	// another head of the same subsystem and a look-alike name: not paths
+	block_link(sys, c0 / "nvme0c0n12", c0);
+	block_link(sys, c0 / "nvme0c0n1x", c0);
+	block_link(sys, c0 / "nvme10c0n1", c0);
+	auto id = make_sysfs_nvme_lookup(sys.root)->identify("nvme0n1");
+	REQUIRE(id);
+	CHECK(id->subsys_nqn == "nqn.2026-12.io.fxblk:m1");
+	REQUIRE(id->paths.size() == 2);
+	CHECK(id->paths[0] == NvmePath{"nvme0", "live", "rdma", "10.0.0.1", "4420", ""});
+	// A reconnecting controller keeps its path, with its current state.
+	CHECK(id->paths[1] ==
+	      NvmePath{"nvme3", "connecting", "rdma", "10.0.0.2", "4421", "10.0.0.9"});
+
+	// The state is read on every call, not cached from the first.
+	FakeSysfs::write(c3 / "state", "live");
+	CHECK(make_sysfs_nvme_lookup(sys.root)->identify("nvme0n1")->paths[1].state == "live");
+}
+
+TEST_CASE("nvme paths: without multipath the disk hangs off one controller")
+{
+	FakeSysfs sys;
+	fs::path c1 = nvme_ctrl(sys, "nvme1", "resetting", "traddr=10.0.0.3,trsvcid=4420,src_addr=10.0.0.8");
+	block_link(sys, c1 / "nvme1n1", c1);
+	auto look = make_sysfs_nvme_lookup(sys.root);
+	auto id = look->identify("nvme1n1");
+	REQUIRE(id);
+	CHECK(id->paths ==
+	      std::vector<NvmePath>{{"nvme1", "resetting", "rdma", "10.0.0.3", "4420", "10.0.0.8"}});
+	// Not NVMe, absent, or a path-traversal attempt: no identity.
+	CHECK_FALSE(look->identify("sda"));
+	CHECK_FALSE(look->identify("nvme9n9"));
+	CHECK_FALSE(look->identify("nvme1n1/../../x"));
+}
+
+TEST_CASE("nvme paths: a head whose controllers are all gone has no path")
+{
+	FakeSysfs sys;
+	fs::path subsys = sys.root / "devices/virtual/nvme-subsystem/nvme-subsys2";
+	FakeSysfs::write(subsys / "subsysnqn", "nqn.2026-12.io.fxblk:m2");
+	block_link(sys, subsys / "nvme2n1", subsys);
+	auto id = make_sysfs_nvme_lookup(sys.root)->identify("nvme2n1");
+	REQUIRE(id);
+	CHECK(id->subsys_nqn == "nqn.2026-12.io.fxblk:m2");
+	CHECK(id->paths.empty());
 }
