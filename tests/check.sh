@@ -135,7 +135,9 @@ unit() {
 	[ $n -gt 0 ] || record "unit $label: ctest (exit $rc, no tests ran)" 1 0 "$log"
 }
 unit "$TOP/build/ctl" ctl
-unit "$TOP/build/ctl-asan" asan -DFXBLK_SANITIZE=ON
+# -O0 for the sanitizer tree: the same tests, a quarter of the compile time
+# (test_cli.cpp: 159 s of CPU at -O2 -g with ASan, 35 s at -O0)
+unit "$TOP/build/ctl-asan" asan -DFXBLK_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug
 
 # ---- module builds with -Werror -----------------------------------------
 module_build() {	# -Werror is in kmod/Kbuild; also refuse any warning text
