@@ -53,7 +53,7 @@ constexpr std::size_t generation = 104;     // u64
 constexpr std::size_t created = 112;        // u64    unix seconds
 constexpr std::size_t members_offset = 120; // u32    512
 constexpr std::size_t flags = 124;          // u32    0 in version 1
-// 128..511 zero. Member entry i at members_offset + i * entry_bytes:
+constexpr std::size_t reserved = 128;       // ..511 zero Member entry i at members_offset + i * entry_bytes:
 constexpr std::size_t e_nguid = 0;          // u8[16]
 constexpr std::size_t e_uuid = 16;          // u8[16]
 constexpr std::size_t e_eui64 = 32;         // u8[8]
@@ -119,14 +119,31 @@ bool all_zero(const std::array<std::uint8_t, N> &a)
 	return std::all_of(a.begin(), a.end(), [](std::uint8_t b) { return b == 0; });
 }
 
-// A NUL-terminated string in field [p, p+n): nullopt if no NUL.
-std::optional<std::string> cstr(const std::uint8_t *p, std::size_t n)
+// A NUL-terminated string in field [p, p+n), zero-padded: "" in @why
+// unless it has no NUL or bytes after the NUL are not zero.
+std::string cstr(const std::uint8_t *p, std::size_t n, std::string &why)
 {
 	const void *nul = std::memchr(p, 0, n);
-	if (!nul)
-		return std::nullopt;
-	return std::string(reinterpret_cast<const char *>(p),
-			   static_cast<const std::uint8_t *>(nul) - p);
+	if (!nul) {
+		why = "not NUL-terminated";
+		return {};
+	}
+	std::size_t len = static_cast<std::size_t>(static_cast<const std::uint8_t *>(nul) - p);
+	for (std::size_t i = len; i < n; i++)
+		if (p[i]) {
+			why = "not zero-padded after its NUL";
+			return {};
+		}
+	return std::string(reinterpret_cast<const char *>(p), len);
+}
+
+// The first nonzero byte in [from, to), if any.
+std::optional<std::size_t> nonzero(const std::uint8_t *p, std::size_t from, std::size_t to)
+{
+	for (std::size_t i = from; i < to; i++)
+		if (p[i])
+			return i;
+	return std::nullopt;
 }
 
 bool is_pow2(std::uint64_t v)
@@ -448,13 +465,16 @@ Decoded decode(std::span<const std::uint8_t> bytes)
 					get32(p + off::members_offset), kHeaderBytes));
 	if (std::uint32_t f = get32(p + off::flags); f)
 		return fail(fmt::format("unknown flags {:#x}", f));
+	// Reserved space is zero in version 1 (a later use means a new version).
+	if (auto nz = nonzero(p, off::reserved, kHeaderBytes))
+		return fail(fmt::format("reserved header byte {} not zero", *nz));
 
 	Label l;
 	std::copy_n(p + off::volume_uuid, 16, l.volume_uuid.begin());
-	auto name = cstr(p + off::volume_name, FXBLK_NAME_MAX);
-	if (!name)
-		return fail("volume name not NUL-terminated");
-	l.volume_name = *name;
+	std::string why;
+	l.volume_name = cstr(p + off::volume_name, FXBLK_NAME_MAX, why);
+	if (!why.empty())
+		return fail("volume name " + why);
 	l.member_index = get32(p + off::member_index);
 	l.member_count = get32(p + off::member_count);
 	l.chunk_sectors = get32(p + off::chunk_sectors);
@@ -475,12 +495,14 @@ Decoded decode(std::span<const std::uint8_t> bytes)
 		m.nsid = get32(e + off::e_nsid);
 		if (get32(e + off::e_reserved))
 			return fail(fmt::format("member {}: reserved field not zero", i));
-		auto nqn = cstr(e + off::e_nqn, kNqnBytes);
-		if (!nqn)
-			return fail(fmt::format("member {}: subsystem NQN not NUL-terminated", i));
-		m.subsys_nqn = *nqn;
+		m.subsys_nqn = cstr(e + off::e_nqn, kNqnBytes, why);
+		if (!why.empty())
+			return fail(fmt::format("member {}: subsystem NQN {}", i, why));
 		l.members.push_back(std::move(m));
 	}
+	if (auto nz = nonzero(p, kHeaderBytes + std::size_t(l.member_count) * kMemberEntryBytes,
+			      kLabelBytes))
+		return fail(fmt::format("byte {} after the member table not zero", *nz));
 	if (auto why = validate(l); !why.empty())
 		return fail(why);
 	d.label = std::move(l);

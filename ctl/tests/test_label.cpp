@@ -225,12 +225,17 @@ TEST_CASE("every field rule has its reason")
 		{"data overflow", [](auto &b) { put64(b, 96, ~0ULL / 1024 * 1024); }, "overflows", true},
 		{"offset overflow", [](auto &b) { put64(b, 88, ~0ULL - 5); }, "overflows", true},
 		{"uuid zero", [](auto &b) { std::fill(b.begin() + 24, b.begin() + 40, 0); }, "UUID is all zeros", true},
-		{"name empty", [](auto &b) { b[40] = 0; }, "volume name is empty", true},
+		{"name empty", [](auto &b) { std::fill(b.begin() + 40, b.begin() + 72, 0); }, "volume name is empty", true},
 		{"name bad char", [](auto &b) { b[41] = '/'; }, "only [A-Za-z0-9._-]", true},
 		{"name control", [](auto &b) { b[41] = '\n'; }, "only [A-Za-z0-9._-]", true},
-		{"name dotdot", [](auto &b) { b[40] = '.'; b[41] = '.'; b[42] = 0; }, "\"..\" is not allowed", true},
+		{"name dotdot", [](auto &b) { std::fill(b.begin() + 40, b.begin() + 72, 0); b[40] = '.'; b[41] = '.'; }, "\"..\" is not allowed", true},
 		{"name no NUL", [](auto &b) { std::fill(b.begin() + 40, b.begin() + 72, 'a'); }, "not NUL-terminated", true},
 		{"nqn no NUL", [](auto &b) { std::fill(b.begin() + 512 + 272 * 3 + 48, b.begin() + 512 + 272 * 4, 'q'); }, "member 3: subsystem NQN not NUL-terminated", true},
+		{"header reserved", [](auto &b) { b[300] = 1; }, "reserved header byte 300 not zero", true},
+		{"after table", [](auto &b) { b[512 + 272 * 4] = 1; }, "byte 1600 after the member table", true},
+		{"padding end", [](auto &b) { b[kLabelBytes - 1] = 0xff; }, "byte 16383 after", true},
+		{"name padding", [](auto &b) { b[60] = 'x'; }, "volume name not zero-padded", true},
+		{"nqn padding", [](auto &b) { b[512 + 272 + 250] = 'x'; }, "member 1: subsystem NQN not zero-padded", true},
 		{"entry reserved", [](auto &b) { b[512 + 272 + 44] = 1; }, "member 1: reserved field", true},
 	};
 	for (const auto &c : cases) {
@@ -239,7 +244,8 @@ TEST_CASE("every field rule has its reason")
 		if (c.seal)
 			reseal(b);
 		std::string why = refusal(b);
-		CHECK_MESSAGE(contains(why, c.reason), c.what, ": ", why);
+		std::string msg = std::string(c.what) + ": " + why;
+		CHECK_MESSAGE(contains(why, c.reason), msg);
 	}
 }
 
