@@ -415,6 +415,7 @@ int cmd_create(Ctx &ctx)
 	}
 
 	bool force = ctx.vm["force"].as<bool>();
+	auto c = ctx.env.connect();  // no module: nothing written
 	MemberIO &io = ctx.env.members();
 	check_signatures(ctx, io, devs, force);
 	warn_sizes(ctx, devs, req, chunk / sector_size);
@@ -464,7 +465,6 @@ int cmd_create(Ctx &ctx)
 
 	Volume v;
 	try {
-		auto c = ctx.env.connect();
 		v = c->create(req);
 	} catch (const KernelError &e) {
 		unlabel();
