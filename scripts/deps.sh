@@ -24,6 +24,8 @@ PKGS=(
 	# 6.12+ headers generate BTF for modules (CONFIG_DEBUG_INFO_BTF_MODULES):
 	# pahole (dwarves in older releases)
 	pahole
+	# make check fuzzes the label decoder with libFuzzer (tests/fuzz-label.sh)
+	clang libclang-rt-14-dev
 	# make kernel-debug builds the lab's debug kernel from linux-source
 	# (scripts/build-kernel.sh; not run by make deps)
 	bc bison flex libssl-dev libelf-dev

@@ -8,6 +8,7 @@
 #
 #   unit    cmake build + ctest in build/ctl, and again with ASan/UBSan in
 #           build/ctl-asan (-DFXBLK_SANITIZE=ON); one line per ctest test
+#   fuzz-label  libFuzzer on the on-disk label decoder (tests/fuzz-label.sh)
 #   module  fxblk.ko builds with -Werror against the 5.10, 6.1, 6.12 headers
 #   style   checkpatch --no-tree -f clean on kmod/*.c kmod/*.h and the uapi header
 #   dkms    dkms add/build against the 6.1 and 6.12 headers (tests/dkms.sh)
@@ -138,6 +139,7 @@ unit "$TOP/build/ctl" ctl
 # -O0 for the sanitizer tree: the same tests, a quarter of the compile time
 # (test_cli.cpp: 159 s of CPU at -O2 -g with ASan, 35 s at -O0)
 unit "$TOP/build/ctl-asan" asan -DFXBLK_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug
+t "fuzz-label: libFuzzer on the label decoder, 25 s" bash "$TOP/tests/fuzz-label.sh" 25
 
 # ---- module builds with -Werror -----------------------------------------
 module_build() {	# -Werror is in kmod/Kbuild; also refuse any warning text

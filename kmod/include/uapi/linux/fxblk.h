@@ -42,6 +42,13 @@
 #define FXBLK_API_VERSION	1
 
 #define FXBLK_NAME_MAX		32	/* volume name, including the NUL */
+/*
+ * A volume name is 1..FXBLK_NAME_MAX-1 of these characters and neither "."
+ * nor "..": it becomes /dev/fx/<name>. fxblk.ko and fxctl check it alike.
+ */
+#define FXBLK_NAME_CHARS	"ABCDEFGHIJKLMNOPQRSTUVWXYZ" \
+				"abcdefghijklmnopqrstuvwxyz" \
+				"0123456789._-"
 #define FXBLK_DISK_NAME_MAX	32	/* "fxN", member "nvme0n1", incl. NUL */
 /* A STATS reply's MEMBERS nest (~1.4 KiB a member) must fit nla_len's 16 bits. */
 #define FXBLK_MAX_MEMBERS	32
@@ -58,6 +65,12 @@
  * DATA_OFFSET below this (docs/on-disk-format.md).
  */
 #define FXBLK_RESERVED_HEAD_SECTORS	8192
+/*
+ * The last 1 MiB of every member is reserved for the backup label: CREATE
+ * refuses a data area reaching into it, and its default DATA_SECTORS stop
+ * before it.
+ */
+#define FXBLK_RESERVED_TAIL_SECTORS	2048
 
 /* FXBLK_ATTR_FEATURES bits */
 #define FXBLK_FEAT_STRIPE	(1ULL << 0)	/* CREATE/DESTROY/GET work */
