@@ -110,7 +110,6 @@ C0=$(ctrl_of "$D0") C1=$(ctrl_of "$D1")
 log "members' blk-mq disks $D0 (nvme$C0, poll qid $Q0), $D1 (nvme$C1, poll qid $Q1)"
 fx_run fxctl create t33 --chunk 64K "${M[0]}" "${M[1]}"
 DEV=$(fxdev t33) || fail "no /dev/fxN with sysfs name t33"
-expect_eq "$(cat /sys/block/${DEV#/dev/}/queue/io_poll)" 1 "$DEV queue/io_poll"
 
 trace_start
 hipri_verify polled
@@ -123,6 +122,7 @@ log "nvme commands: $ALL in all, $P0 on nvme$C0 poll queue $Q0, $P1 on nvme$C1 p
 [ $((P0 + P1)) -ge $((2 * NIO)) ] ||
 	fail "only $((P0 + P1)) of >= $((2 * NIO)) fio commands went to the members' poll queues: not polled"
 [ "$P0" -gt 0 ] && [ "$P1" -gt 0 ] || fail "a member got no polled command ($P0, $P1)"
+expect_eq "$(cat /sys/block/${DEV#/dev/}/queue/io_poll)" 1 "$DEV queue/io_poll"
 if [ $KPROBE = 1 ]; then
 	R=$(reaped /tmp/trace1)
 	log "nvme_rdma_poll reaped $R completions"
