@@ -123,6 +123,7 @@ struct fxblk_volume {
 	struct completion torn_down;
 	struct bio_set split_bs;	/* chunk-boundary splits */
 	struct bio_set clone_bs;	/* bios sent to members, with fxblk_io */
+	struct bio_set acct_bs;		/* accounts a chunk-crossing bio once */
 	/* Only one fan-out at a time may wait for the pool: see fan-out. */
 	struct mutex alloc_lock;
 	/* PREFLUSH writes whose flushes completed, data still to send. */
@@ -148,6 +149,14 @@ struct fxblk_io {
 	u8 dir;				/* enum fxblk_dir */
 	bool acct;			/* end accounting on parent */
 	bool flush_data;		/* parent: data follows the flushes */
+	bool polled;			/* parent completes from ->poll_bio */
+	/*
+	 * Polled bios: 2 while the clone is in flight (its completion and the
+	 * poller each drop one); the parent's bi_private, which points here
+	 * until the poller finishes it.
+	 */
+	atomic_t poll_ref;
+	void *poll_private;
 	struct bio bio;			/* must be last: bios follow front_pad */
 };
 

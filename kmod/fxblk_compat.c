@@ -108,6 +108,16 @@ bool fxblk_bdev_nowait(struct block_device *bdev)
 #endif
 }
 
+/* The member's queue takes polled bios (it has poll queues). */
+bool fxblk_bdev_poll(struct block_device *bdev)
+{
+#if defined(FXBLK_HAVE_BLK_FEATURES)
+	return bdev_get_queue(bdev)->limits.features & BLK_FEAT_POLL;
+#else
+	return test_bit(QUEUE_FLAG_POLL, &bdev_get_queue(bdev)->queue_flags);
+#endif
+}
+
 /* ---- disk ---------------------------------------------------------------- */
 
 static unsigned int fxblk_io_opt(struct fxblk_volume *vol)
@@ -141,6 +151,14 @@ struct gendisk *fxblk_alloc_disk(struct fxblk_volume *vol)
 	/* After stacking, which would take the LCM with member hints. */
 	lim.io_min = fxblk_chunk_sectors(&vol->geom) << SECTOR_SHIFT;
 	lim.io_opt = fxblk_io_opt(vol);
+#if defined(FXBLK_HAVE_BLK_FEATURES) && defined(FXBLK_HAVE_POLL_BIO)
+	/*
+	 * After stacking too, which keeps POLL only if every member polls:
+	 * the block core fails a polled bio to a bio-based disk without it
+	 * (EOPNOTSUPP), so take them always and poll the members that can.
+	 */
+	lim.features |= BLK_FEAT_POLL;
+#endif
 	return blk_alloc_disk(&lim, NUMA_NO_NODE);
 }
 #else
@@ -183,8 +201,9 @@ struct gendisk *fxblk_alloc_disk(struct fxblk_volume *vol)
  * Before 6.11 these are queue flags, which stacking does not inherit: write
  * cache and FUA if any member has them, non-rotational only if all are,
  * stable writes if any member needs them (checksumming transports), NOWAIT
- * only if every member takes it. 5.10 also needs QUEUE_FLAG_DISCARD, or
- * discards are refused although discard limits were stacked.
+ * only if every member takes it; POLL always (see fxblk_poll_prep()). 5.10
+ * also needs QUEUE_FLAG_DISCARD, or discards are refused although discard
+ * limits were stacked.
  */
 void fxblk_set_features(struct fxblk_volume *vol)
 {
@@ -212,6 +231,10 @@ void fxblk_set_features(struct fxblk_volume *vol)
 		blk_queue_flag_set(QUEUE_FLAG_NOWAIT, q);
 	else
 		blk_queue_flag_clear(QUEUE_FLAG_NOWAIT, q);
+#ifdef FXBLK_HAVE_POLL_BIO
+	/* Polled bios reach ->poll_bio; clones poll where the member can. */
+	blk_queue_flag_set(QUEUE_FLAG_POLL, q);
+#endif
 #ifdef QUEUE_FLAG_DISCARD
 	if (q->limits.max_discard_sectors)
 		blk_queue_flag_set(QUEUE_FLAG_DISCARD, q);

@@ -56,6 +56,33 @@ static inline struct bio *fxblk_clone(struct bio *bio,
 #endif
 }
 
+/* A clone of @bio for the same disk (a bio of fxN itself). */
+static inline struct bio *fxblk_clone_same(struct bio *bio, gfp_t gfp,
+					   struct bio_set *bs)
+{
+#ifdef FXBLK_HAVE_BIO_ALLOC_CLONE
+	return bio_alloc_clone(bio->bi_bdev, bio, gfp, bs);
+#else
+	return bio_clone_fast(bio, gfp, bs);
+#endif
+}
+
+/*
+ * blktrace of the stack: block_bio_remap for each bio sent to a member,
+ * block_split for each chunk-boundary split. The tracepoints are exported
+ * (GPL) on every kernel we build for, as md and dm use them; before 5.11
+ * they take the request_queue first.
+ */
+#ifdef FXBLK_HAVE_TRACE_BLOCK_NOQ
+#define fxblk_trace_remap(bio, dev, from) trace_block_bio_remap(bio, dev, from)
+#define fxblk_trace_split(bio, sector)	trace_block_split(bio, sector)
+#else
+#define fxblk_trace_remap(bio, dev, from) \
+	trace_block_bio_remap((bio)->bi_disk->queue, bio, dev, from)
+#define fxblk_trace_split(bio, sector) \
+	trace_block_split((bio)->bi_disk->queue, bio, sector)
+#endif
+
 /* A bio without data pages: flushes, discards, the fan-out parent. */
 static inline struct bio *fxblk_alloc_bio(struct block_device *bdev,
 					  fxblk_opf_t opf, gfp_t gfp,
@@ -74,6 +101,32 @@ static inline struct bio *fxblk_alloc_bio(struct block_device *bdev,
 	return bio;
 #endif
 }
+
+/*
+ * Polled bios (io_uring IOPOLL, REQ_POLLED) are passed through to the
+ * members by ->poll_bio (5.18+). Older kernels clear REQ_HIPRI before a
+ * bio reaches a queue without QUEUE_FLAG_POLL, so it completes normally.
+ */
+#ifdef FXBLK_HAVE_POLL_BIO
+static inline bool fxblk_bio_polled(struct bio *bio)
+{
+	return bio->bi_opf & REQ_POLLED;
+}
+
+static inline void fxblk_clear_polled(struct bio *bio)
+{
+	bio_clear_polled(bio);
+}
+#else
+static inline bool fxblk_bio_polled(struct bio *bio)
+{
+	return false;
+}
+
+static inline void fxblk_clear_polled(struct bio *bio)
+{
+}
+#endif
 
 /* False once the disk's removal started (the member is gone for good). */
 static inline bool fxblk_disk_live(struct gendisk *disk)
@@ -97,6 +150,7 @@ int fxblk_member_open(struct fxblk_member *m, void *holder);
 void fxblk_member_close(struct fxblk_member *m);
 sector_t fxblk_bdev_sectors(struct block_device *bdev);
 bool fxblk_bdev_nowait(struct block_device *bdev);
+bool fxblk_bdev_poll(struct block_device *bdev);
 struct gendisk *fxblk_alloc_disk(struct fxblk_volume *vol);
 void fxblk_set_features(struct fxblk_volume *vol);
 int fxblk_add_disk(struct gendisk *disk,

@@ -17,6 +17,7 @@
 #include <linux/module.h>
 #include <linux/overflow.h>
 #include <linux/slab.h>
+#include <trace/events/block.h>
 
 #include "fxblk.h"
 
@@ -86,13 +87,32 @@ static void fxblk_deferred_work(struct work_struct *work)
 	}
 }
 
+/* @bio and its parent are done: end the parent (or send its data). */
+static void fxblk_io_finish(struct bio *bio)
+{
+	struct fxblk_io *io = fxblk_io_of(bio);
+	struct bio *parent = io->parent;
+	struct fxblk_member *m = io->member;
+	bool flush_data = io->flush_data;
+
+	if (io->acct)
+		bio_end_io_acct(parent, io->acct_start);
+	bio_put(bio);
+	if (flush_data && !parent->bi_status)
+		fxblk_defer(fxblk_bio_disk(parent)->private_data, parent);
+	else
+		bio_endio(parent);
+	/* Last: the volume may be torn down once this reference is gone. */
+	if (m)
+		percpu_ref_put(&m->vol->active);
+}
+
 static void fxblk_endio(struct bio *bio)
 {
 	struct fxblk_io *io = fxblk_io_of(bio);
 	struct bio *parent = io->parent;
 	struct fxblk_member *m = io->member;
 	blk_status_t status = bio->bi_status;
-	bool flush_data = io->flush_data;
 
 	if (m) {
 		fxblk_stats_done(m, io, bio->bi_opf, status);
@@ -107,16 +127,10 @@ static void fxblk_endio(struct bio *bio)
 	/* Benign race as in bio_chain_endio(): any error wins. */
 	if (status && !parent->bi_status)
 		parent->bi_status = status;
-	if (io->acct)
-		bio_end_io_acct(parent, io->acct_start);
-	bio_put(bio);
-	if (flush_data && !parent->bi_status)
-		fxblk_defer(fxblk_bio_disk(parent)->private_data, parent);
-	else
-		bio_endio(parent);
-	/* Last: the volume may be torn down once this reference is gone. */
-	if (m)
-		percpu_ref_put(&m->vol->active);
+	/* A polled parent is ended by its poller: fxblk_poll_bio(). */
+	if (io->polled && !atomic_dec_and_test(&io->poll_ref))
+		return;
+	fxblk_io_finish(bio);
 }
 
 /* Send @bio, allocated from clone_bs, to member @m; @parent completes after. */
@@ -148,8 +162,69 @@ static inline void fxblk_start_acct(struct fxblk_io *io, struct bio *orig)
 	}
 }
 
-/* The fast path: a bio within one chunk becomes exactly one clone. */
-static void fxblk_map_one(struct fxblk_volume *vol, struct bio *bio)
+#ifdef FXBLK_HAVE_POLL_BIO
+/*
+ * Polled bios (io_uring IOPOLL), as dm polls (dm_poll_bio()): the parent
+ * completes only in its poller's fxblk_poll_bio(), which polls the clone on
+ * the member's queue. Until then the parent's bi_private points at the
+ * clone's fxblk_io (the caller's value is kept there), and REQ_DRV on the
+ * parent says so; bi_cookie must not be BLK_QC_T_NONE, or bio_poll() does
+ * not call us. Only the one-clone fast path polls: split and fan-out bios
+ * complete normally, their poller simply waits (as blk-merge does). The
+ * disk takes polled bios even if some member cannot poll (a bio-based disk
+ * without POLL fails them on 6.11+); bios to such a member are not polled.
+ */
+#define FXBLK_REQ_POLL_PARENT	REQ_DRV
+
+static void fxblk_poll_prep(struct bio *parent, struct bio *clone)
+{
+	struct fxblk_io *io = fxblk_io_of(clone);
+
+	io->polled = false;
+	if (likely(!(parent->bi_opf & REQ_POLLED)))
+		return;
+	io->polled = true;
+	atomic_set(&io->poll_ref, 2);
+	io->poll_private = parent->bi_private;
+	parent->bi_private = io;
+	parent->bi_opf |= FXBLK_REQ_POLL_PARENT;
+	WRITE_ONCE(parent->bi_cookie, ~BLK_QC_T_NONE);
+}
+
+static int fxblk_poll_bio(struct bio *bio, struct io_comp_batch *iob,
+			  unsigned int flags)
+{
+	struct fxblk_io *io;
+
+	if (!(bio->bi_opf & FXBLK_REQ_POLL_PARENT))
+		return 0;
+	io = bio->bi_private;
+	/* The clone's completion may also come from @iob's batch later. */
+	if (atomic_read(&io->poll_ref) > 1)
+		bio_poll(&io->bio, iob, flags);
+	if (atomic_read(&io->poll_ref) > 1)
+		return 0;
+	/* fxblk_endio() ran: hand back bi_private, end the parent. */
+	bio->bi_opf &= ~FXBLK_REQ_POLL_PARENT;
+	bio->bi_private = io->poll_private;
+	if (atomic_dec_and_test(&io->poll_ref))
+		fxblk_io_finish(&io->bio);
+	return 1;
+}
+#else
+static inline void fxblk_poll_prep(struct bio *parent, struct bio *clone)
+{
+	fxblk_io_of(clone)->polled = false;
+}
+#endif
+
+/*
+ * The fast path: a bio within one chunk becomes exactly one clone. With
+ * @acct it is an original bio, accounted here; a piece of a split one was
+ * accounted as a whole before it was cut (fxblk_acct_clone()).
+ */
+static void fxblk_map_one(struct fxblk_volume *vol, struct bio *bio,
+			  bool acct)
 {
 	struct fxblk_member *m;
 	struct bio *clone;
@@ -158,14 +233,62 @@ static void fxblk_map_one(struct fxblk_volume *vol, struct bio *bio)
 
 	fxblk_map_sector(&vol->geom, bio->bi_iter.bi_sector, &mi, &msector);
 	m = &vol->members[mi];
+	/*
+	 * A member without poll queues: complete normally, by interrupt. Clear
+	 * it on the original too, as the block core does (6.1 also drops
+	 * REQ_ALLOC_CACHE then: such a bio must not be put from an interrupt).
+	 */
+	if (unlikely(fxblk_bio_polled(bio)) && !fxblk_bdev_poll(m->bdev))
+		fxblk_clear_polled(bio);
 	clone = fxblk_clone(bio, m->bdev, fxblk_gfp(bio), &vol->clone_bs);
 	if (unlikely(!clone)) {
 		bio_wouldblock_error(bio);
 		return;
 	}
 	clone->bi_iter.bi_sector = m->data_offset + msector;
-	fxblk_start_acct(fxblk_io_of(clone), bio);
+	fxblk_io_of(clone)->acct = false;
+	if (acct)
+		fxblk_start_acct(fxblk_io_of(clone), bio);
+	fxblk_poll_prep(bio, clone);
+	fxblk_trace_remap(clone, disk_devt(vol->disk), bio->bi_iter.bi_sector);
 	fxblk_issue(m, clone, bio, fxblk_dir(bio));
+}
+
+/* A chunk-crossing bio and all its pieces completed: end the original. */
+static void fxblk_acct_endio(struct bio *bio)
+{
+	struct fxblk_io *io = fxblk_io_of(bio);
+	struct bio *orig = io->parent;
+	struct fxblk_volume *vol = fxblk_bio_disk(orig)->private_data;
+
+	orig->bi_status = bio->bi_status;
+	bio_end_io_acct(orig, io->acct_start);
+	bio_put(bio);
+	bio_endio(orig);
+	percpu_ref_put(&vol->active);
+}
+
+/*
+ * One /proc/diskstats I/O per original bio, not one per chunk piece: a bio
+ * about to be split is accounted once as a whole, and a clone of it from
+ * acct_bs (own pool: it lives as long as all pieces) is split instead; its
+ * completion ends the accounting and the original (md_account_bio()).
+ */
+static struct bio *fxblk_acct_clone(struct fxblk_volume *vol, struct bio *bio,
+				    gfp_t gfp)
+{
+	struct bio *clone = fxblk_clone_same(bio, gfp, &vol->acct_bs);
+	struct fxblk_io *io;
+
+	if (unlikely(!clone))
+		return NULL;
+	io = fxblk_io_of(clone);
+	io->parent = bio;
+	io->acct_start = bio_start_io_acct(bio);
+	clone->bi_end_io = fxblk_acct_endio;
+	/* Until fxblk_acct_endio(): DESTROY waits before freeing acct_bs. */
+	percpu_ref_get(&vol->active);
+	return clone;
 }
 
 /*
@@ -174,30 +297,48 @@ static void fxblk_map_one(struct fxblk_volume *vol, struct bio *bio)
  * current->bio_list once this call returns. The block core sends the
  * piece's clone (a lower device) before that rest, so each pass holds at
  * most one split and one clone: no pool can run dry under us.
+ *
+ * REQ_NOWAIT bios are split too, allocating without waiting (dm does the
+ * same): failing them with EAGAIN would punt every large io_uring read to
+ * an io-wq worker, and on 6.1 every polled bio is NOWAIT, so io_uring
+ * would retry a polled chunk-crossing bio forever. A piece may still end
+ * with EAGAIN after the others were done: the caller then retries the
+ * whole bio, which rewrites the same data.
  */
 static void fxblk_submit_rw(struct fxblk_volume *vol, struct bio *bio)
 {
 	unsigned int max = fxblk_sectors_to_boundary(&vol->geom,
 						     bio->bi_iter.bi_sector);
+	/* A rest coming back is a bio of acct_bs, accounted already. */
+	bool acct = bio->bi_end_io != fxblk_acct_endio;
 
 	if (bio_sectors(bio) > max) {
+		gfp_t gfp = fxblk_gfp(bio);
 		struct bio *split;
 
-		/*
-		 * Like the block core (bio_split_to_limits()), refuse to split
-		 * NOWAIT bios: part of the bio could block or fail with
-		 * EAGAIN after the rest was done.
-		 */
-		if (bio->bi_opf & REQ_NOWAIT) {
+		/* Only a single clone is polled: see fxblk_poll_prep(). */
+		fxblk_clear_polled(bio);
+		if (acct && blk_queue_io_stat(vol->disk->queue)) {
+			struct bio *clone = fxblk_acct_clone(vol, bio, gfp);
+
+			if (unlikely(!clone)) {
+				bio_wouldblock_error(bio);
+				return;
+			}
+			bio = clone;
+		}
+		acct = false;
+		split = bio_split(bio, max, gfp, &vol->split_bs);
+		if (IS_ERR_OR_NULL(split)) {
 			bio_wouldblock_error(bio);
 			return;
 		}
-		split = bio_split(bio, max, GFP_NOIO, &vol->split_bs);
 		bio_chain(split, bio);
+		fxblk_trace_split(split, bio->bi_iter.bi_sector);
 		submit_bio_noacct(bio);
 		bio = split;
 	}
-	fxblk_map_one(vol, bio);
+	fxblk_map_one(vol, bio, acct);
 }
 
 /*
@@ -265,14 +406,17 @@ static bool fxblk_fan_range(struct fxblk_volume *vol, struct bio *bio,
 static void fxblk_submit_fanout(struct fxblk_volume *vol, struct bio *bio,
 				bool flush, bool flush_data)
 {
-	fxblk_opf_t opf = flush ? REQ_OP_WRITE | REQ_PREFLUSH |
-			  (bio->bi_opf & (REQ_SYNC | REQ_NOWAIT)) : bio->bi_opf;
+	fxblk_opf_t opf;
 	struct bio_list children = BIO_EMPTY_LIST;
 	unsigned int i, n = 0;
 	struct fxblk_io *pio;
 	struct bio *parent;
 	u64 ms, me;
 
+	/* Completes normally; children must not inherit REQ_POLLED. */
+	fxblk_clear_polled(bio);
+	opf = flush ? REQ_OP_WRITE | REQ_PREFLUSH |
+	      (bio->bi_opf & (REQ_SYNC | REQ_NOWAIT)) : bio->bi_opf;
 	for (i = 0; i < vol->nr_members; i++)
 		n += fxblk_fan_range(vol, bio, flush, i, &ms, &me);
 	parent = fxblk_fan_alloc(vol, bio, n, opf, &children);
@@ -285,6 +429,7 @@ static void fxblk_submit_fanout(struct fxblk_volume *vol, struct bio *bio,
 	pio->member = NULL;
 	pio->flush_data = flush_data;
 	pio->acct = false;
+	pio->polled = false;
 	parent->bi_end_io = fxblk_endio;
 	/* A flush is no I/O of the volume's own; dm does not count it. */
 	if (!flush)
@@ -304,6 +449,10 @@ static void fxblk_submit_fanout(struct fxblk_volume *vol, struct bio *bio,
 		child->bi_iter.bi_sector = m->data_offset + ms;
 		child->bi_iter.bi_size = (me - ms) << SECTOR_SHIFT;
 		fxblk_io_of(child)->acct = false;
+		fxblk_io_of(child)->polled = false;
+		if (!flush)
+			fxblk_trace_remap(child, disk_devt(vol->disk),
+					  bio->bi_iter.bi_sector);
 		bio_inc_remaining(parent);
 		fxblk_issue(m, child, parent,
 			    flush ? FXBLK_DIR_FLUSH : FXBLK_DIR_DISCARD);
@@ -320,6 +469,10 @@ static fxblk_qc_t fxblk_submit_bio(struct bio *bio)
 		bio_io_error(bio);
 		return FXBLK_QC_NONE;
 	}
+#ifdef FXBLK_HAVE_POLL_BIO
+	/* REQ_DRV is ours here; one copied from a stacked driver's is not. */
+	bio->bi_opf &= ~FXBLK_REQ_POLL_PARENT;
+#endif
 	switch (bio_op(bio)) {
 	case REQ_OP_READ:
 	case REQ_OP_WRITE:
@@ -415,6 +568,9 @@ static void fxblk_free_disk(struct gendisk *disk)
 static const struct block_device_operations fxblk_fops = {
 	.owner		= THIS_MODULE,
 	.submit_bio	= fxblk_submit_bio,
+#ifdef FXBLK_HAVE_POLL_BIO
+	.poll_bio	= fxblk_poll_bio,
+#endif
 	.open		= fxblk_open,
 	.release	= fxblk_release,
 #ifdef FXBLK_HAVE_FREE_DISK
@@ -796,10 +952,14 @@ int fxblk_dev_setup(struct fxblk_volume *vol, const struct fxblk_create_req *req
 			  offsetof(struct fxblk_io, bio), 0);
 	if (ret)
 		goto out_split;
+	ret = bioset_init(&vol->acct_bs, BIO_POOL_SIZE,
+			  offsetof(struct fxblk_io, bio), 0);
+	if (ret)
+		goto out_clone;
 	vol->wq = alloc_workqueue("fxblk/%s", WQ_MEM_RECLAIM, 0, vol->name);
 	if (!vol->wq) {
 		ret = -ENOMEM;
-		goto out_clone;
+		goto out_acct;
 	}
 	ret = fxblk_disk_add(vol, extack);
 	if (ret)
@@ -819,6 +979,8 @@ int fxblk_dev_setup(struct fxblk_volume *vol, const struct fxblk_create_req *req
 
 out_wq:
 	destroy_workqueue(vol->wq);
+out_acct:
+	bioset_exit(&vol->acct_bs);
 out_clone:
 	bioset_exit(&vol->clone_bs);
 out_split:
@@ -847,6 +1009,7 @@ void fxblk_dev_destroy(struct fxblk_volume *vol)
 	fxblk_unlink_holders(vol);
 	del_gendisk(vol->disk);
 	destroy_workqueue(vol->wq);
+	bioset_exit(&vol->acct_bs);
 	bioset_exit(&vol->clone_bs);
 	bioset_exit(&vol->split_bs);
 	fxblk_members_close(vol, vol->nr_members);
