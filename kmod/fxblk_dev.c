@@ -536,11 +536,17 @@ static int fxblk_member_check(struct fxblk_volume *vol, unsigned int i,
 			  i, m->bdev);
 		return -EINVAL;
 	}
-	if (spec->data_offset >= size) {
+	/*
+	 * The last FXBLK_RESERVED_TAIL_SECTORS hold the backup label: "member
+	 * size" below is the size without them.
+	 */
+	if (size <= FXBLK_RESERVED_TAIL_SECTORS ||
+	    spec->data_offset >= size - FXBLK_RESERVED_TAIL_SECTORS) {
 		FXBLK_ERR(extack, "member %u (%pg): data offset beyond member end",
 			  i, m->bdev);
 		return -EINVAL;
 	}
+	size -= FXBLK_RESERVED_TAIL_SECTORS;
 	m->data_offset = spec->data_offset;
 	m->data_sectors = spec->data_sectors ?: size - spec->data_offset;
 	if (check_add_overflow((u64)m->data_offset, (u64)m->data_sectors, &end) ||

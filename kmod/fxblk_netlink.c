@@ -290,15 +290,11 @@ void fxblk_nl_event(struct fxblk_volume *vol, u32 event,
 
 /* ---- requests ---------------------------------------------------------- */
 
-/* Also keeps "." and ".." out of /dev/fx/<name>. */
+/* The uapi rule fxctl shares; also keeps "." and ".." out of /dev/fx/<name>. */
 static int fxblk_check_name(const char *name, struct netlink_ext_ack *extack)
 {
-	const char *p;
-
-	for (p = name; *p; p++)
-		if (!isalnum(*p) && *p != '.' && *p != '_' && *p != '-')
-			break;
-	if (!*name || *p || !strcmp(name, ".") || !strcmp(name, "..")) {
+	if (!*name || name[strspn(name, FXBLK_NAME_CHARS)] ||
+	    !strcmp(name, ".") || !strcmp(name, "..")) {
 		NL_SET_ERR_MSG_MOD(extack,
 				   "volume name must be 1-31 of [A-Za-z0-9._-]");
 		return -EINVAL;

@@ -3,6 +3,7 @@
 #include "assemble.hpp"
 #include "command.hpp"
 #include "error.hpp"
+#include "label.hpp"
 #include "render.hpp"
 #include "units.hpp"
 
@@ -127,7 +128,10 @@ void create_options(po::options_description &opts, po::options_description &hidd
 		 "stripe chunk: power of two, 4K..16M")
 		("data-offset", po::value<std::string>()->value_name("SIZE"),
 		 "start of data on each member, a multiple of 4K, at least 4M "
-		 "(default: max(4M, chunk))");
+		 "(default: max(4M, chunk))")
+		("force,f", po::bool_switch(),
+		 "use members that carry a file system, partition table, another volume's "
+		 "label or any other signature: erase those signatures (as wipefs -a)");
 	hidden.add_options()
 		("name", po::value<std::string>(), "volume name")
 		("members", po::value<std::vector<std::string>>(), "member devices");
@@ -142,6 +146,17 @@ void remove_options(po::options_description &opts, po::options_description &hidd
 		 "remove even while open: its I/O fails with EIO at once, the name is free "
 		 "again, /dev/fxN goes away at its last close");
 	name_only(opts, hidden, pos);
+}
+
+void examine_options(po::options_description &opts, po::options_description &hidden,
+		     po::positional_options_description &pos)
+{
+	opts.add_options()
+		("export", po::bool_switch(),
+		 "print KEY=VALUE lines for udev's IMPORT{program}; nothing (exit 0) for a "
+		 "device that is not a member");
+	hidden.add_options()("device", po::value<std::string>(), "member device");
+	pos.add("device", 1);
 }
 
 void stats_options(po::options_description &opts, po::options_description &hidden,
@@ -201,14 +216,9 @@ int cmd_version(Ctx &ctx)
 
 void check_name(const std::string &name)
 {
-	if (name.empty() || name.size() >= FXBLK_NAME_MAX)
-		throw UsageError(fmt::format("volume name '{}' must be 1..{} characters", name,
-					     FXBLK_NAME_MAX - 1));
-	for (char ch : name)
-		if (!std::isalnum(static_cast<unsigned char>(ch)) && ch != '.' && ch != '_' &&
-		    ch != '-')
-			throw UsageError(fmt::format("volume name '{}' may only contain letters, "
-						     "digits, '.', '_' and '-'", name));
+	// The kernel's rule, shared through the uapi header (FXBLK_NAME_CHARS).
+	if (auto why = label::name_problem(name); !why.empty())
+		throw UsageError(fmt::format("invalid volume name '{}': {}", name, why));
 	if (VolumeRef::parse(name).index)
 		throw UsageError(fmt::format("volume name '{}' looks like a disk name (fxN); "
 					     "choose another", name));
@@ -237,6 +247,90 @@ std::uint64_t parse_data_offset(const std::string &text)
 					     "member are reserved for labels; use at least 4M",
 					     text, format_size(min_data_offset_bytes)));
 	return offset;
+}
+
+// Refuses members carrying a signature (libblkid) or an fxblk label, naming
+// what was found, unless @force.
+void check_signatures(Ctx &ctx, MemberIO &io, const std::vector<BlockDevice> &devs, bool force)
+{
+	for (const auto &d : devs) {
+		std::vector<std::string> found;
+		for (const auto &sig : io.signatures(d.path))
+			found.push_back(fmt::format("{} {} signature at byte {}", sig.type, sig.usage,
+						    sig.offset));
+		label::MemberLabel ml = io.read_label(d.path);
+		if (ml.label)
+			found.push_back(fmt::format(
+				"fxblk label of volume \"{}\" ({}, member {} of {})",
+				ml.label->volume_name, label::uuid_to_string(ml.label->volume_uuid),
+				ml.label->member_index, ml.label->member_count));
+		else if (!ml.primary_blank || !ml.backup_blank)
+			found.push_back(fmt::format("damaged fxblk label ({})",
+						    !ml.primary_blank ? ml.primary_reason
+								      : ml.backup_reason));
+		if (found.empty())
+			continue;
+		std::string what;
+		for (const auto &f : found)
+			what += (what.empty() ? "" : ", ") + f;
+		if (!force)
+			throw Error(fmt::format("{} is not empty: it carries {}; nothing was "
+						"written; check the device, then use --force to "
+						"overwrite", d.path, what),
+				    errno_error(EEXIST));
+		ctx.env.err << fmt::format("fxctl: --force: overwriting {} on {}\n", what, d.path);
+	}
+}
+
+// mdadm's rule: members differing by more than 1% waste space; say how much.
+void warn_sizes(Ctx &ctx, const std::vector<BlockDevice> &devs, const CreateRequest &req,
+		std::uint64_t chunk)
+{
+	auto [lo, hi] = std::minmax_element(req.members.begin(), req.members.end(),
+					    [](const MemberSpec &a, const MemberSpec &b) {
+						    return a.data_sectors < b.data_sectors;
+					    });
+	std::uint64_t used = lo->data_sectors / chunk * chunk, lost = 0;
+	for (const auto &m : req.members)
+		lost += m.data_sectors - used;
+	if ((hi->data_sectors - lo->data_sectors) * 100 <= lo->data_sectors)
+		return;
+	const auto &small = devs[static_cast<std::size_t>(lo - req.members.begin())];
+	const auto &big = devs[static_cast<std::size_t>(hi - req.members.begin())];
+	ctx.env.err << fmt::format(
+		"fxctl: warning: member sizes differ by more than 1%: {} has {} of data space, "
+		"{} only {}; every member contributes {}, so {} of the members' space is "
+		"unused\n",
+		big.path, format_size(hi->data_sectors * sector_size), small.path,
+		format_size(lo->data_sectors * sector_size), format_size(used * sector_size),
+		format_size(lost * sector_size));
+}
+
+// create returns once /dev/fx/NAME exists, so "fxctl create ...; mkfs
+// /dev/fx/NAME" never races udev. Bounded: a missing rule only warns.
+void wait_for_link(Ctx &ctx, MemberIO &io, const std::string &name)
+{
+	constexpr double limit = 10;
+	std::string link = "/dev/fx/" + name;
+	if (!io.udev_running()) {
+		if (ctx.verbose)
+			ctx.env.err << fmt::format("fxctl: no udev daemon runs (no /run/udev/control):"
+						   " not waiting for {}\n", link);
+		return;
+	}
+	double start = ctx.env.clock();
+	while (!io.exists(link)) {
+		if (ctx.env.clock() - start >= limit) {
+			ctx.env.err << fmt::format("fxctl: warning: {} did not appear within {:g} s; "
+						   "is the fxblk udev rule installed? ('udevadm "
+						   "settle' waits for udev)\n", link, limit);
+			return;
+		}
+		ctx.env.sleep(0.05);
+	}
+	if (ctx.verbose)
+		ctx.env.err << fmt::format("fxctl: {} exists after {:.2f} s\n", link,
+					   ctx.env.clock() - start);
 }
 
 int cmd_create(Ctx &ctx)
@@ -296,16 +390,85 @@ int cmd_create(Ctx &ctx)
 		devs.push_back(std::move(d));
 	}
 
-	auto c = ctx.env.connect();
+	bool force = ctx.vm["force"].as<bool>();
+	MemberIO &io = ctx.env.members();
+	check_signatures(ctx, io, devs, force);
+	warn_sizes(ctx, devs, req, chunk / sector_size);
+
+	// The labels go on before CREATE: once /dev/fxN exists its data area
+	// may be written, and a crash then must leave labelled members.
+	label::Label l;
+	l.volume_uuid = io.new_uuid();
+	l.volume_name = name;
+	l.member_count = static_cast<std::uint32_t>(devs.size());
+	l.chunk_sectors = req.chunk_sectors;
+	l.data_offset_sectors = req.members.front().data_offset;
+	l.data_sectors = ~0ULL;
+	for (const auto &m : req.members)
+		l.data_sectors = std::min(l.data_sectors, m.data_sectors / l.chunk_sectors *
+								  l.chunk_sectors);
+	l.generation = 1;
+	l.created_unix = static_cast<std::uint64_t>(ctx.env.wall_clock());
+	for (const auto &d : devs)
+		l.members.push_back(io.identity(d.name));
+	if (force)
+		for (const auto &d : devs)
+			io.erase_signatures(d.path);
+	std::size_t written = 0;
+	auto unlabel = [&] {
+		for (std::size_t i = 0; i < written; i++) {
+			try {
+				io.wipe_label(devs[i].path);
+			} catch (const std::exception &e) {
+				ctx.env.err << "fxctl: warning: " << e.what() << '\n';
+			}
+		}
+	};
+	try {
+		for (; written < devs.size(); written++) {
+			l.member_index = static_cast<std::uint32_t>(written);
+			io.write_label(devs[written].path, l);
+		}
+	} catch (...) {
+		unlabel();
+		throw;
+	}
+	if (ctx.verbose)
+		ctx.env.err << fmt::format("fxctl: wrote labels of volume {} (uuid {}, generation "
+					   "1) on {} member(s)\n", quote(name),
+					   label::uuid_to_string(l.volume_uuid), devs.size());
+
 	Volume v;
 	try {
+		auto c = ctx.env.connect();
 		v = c->create(req);
 	} catch (const KernelError &e) {
+		unlabel();
 		fail(e, "create", "create", quote(name));
+	} catch (...) {
+		unlabel();
+		throw;
 	}
+	wait_for_link(ctx, io, name);
 	json doc = volume_doc(v);
 	ctx.print(doc, text_created(doc));
 	return exit_ok;
+}
+
+int cmd_examine(Ctx &ctx)
+{
+	if (!ctx.vm.count("device"))
+		throw UsageError("missing DEVICE (a member block device, e.g. /dev/nvme0n1)");
+	auto dev = ctx.vm["device"].as<std::string>();
+	label::MemberLabel ml = ctx.env.members().read_label(dev);
+	json doc = examine_doc(dev, ml);
+	if (ctx.vm["export"].as<bool>()) {
+		// For udev: nothing and success for a non-member.
+		ctx.env.out << export_examine(doc);
+		return exit_ok;
+	}
+	ctx.print(doc, text_examine(doc));
+	return ml.label ? exit_ok : exit_not_found;
 }
 
 int cmd_remove(Ctx &ctx)
@@ -518,13 +681,33 @@ const Command commands[] = {
 	 "Show fxctl's version and the loaded module's version, API version, features "
 	 "and live volume count. Without the module, prints fxctl's version and exits 5 "
 	 "(fxctl --version exits 0).", no_options, cmd_version},
-	{"create", "create NAME [--chunk SIZE] [--data-offset SIZE] MEMBER...",
-	 "Create a striped volume over block devices.",
+	{"create", "create NAME [--chunk SIZE] [--data-offset SIZE] [--force] MEMBER...",
+	 "Create a striped volume over block devices and label them.",
 	 "Create striped volume NAME (/dev/fxN, /dev/fx/NAME) over the MEMBER block "
-	 "devices, in order. SIZE takes K/M/G/T suffixes (binary) or plain bytes. The "
-	 "first max(4M, chunk) and the last 1 MiB of each member are left unused for "
-	 "labels.\n\nExample: fxctl create vol1 --chunk 512K /dev/nvme0n1 /dev/nvme1n1",
+	 "devices, in order. SIZE takes K/M/G/T suffixes (binary) or plain bytes. NAME is "
+	 "1-31 of [A-Za-z0-9._-] (the kernel's rule).\n"
+	 "Members carrying a file system, partition table, another volume's fxblk label "
+	 "or any other signature libblkid knows are refused, naming what was found, "
+	 "unless --force (which erases those signatures). Members whose sizes differ by "
+	 "more than 1% get a warning saying how much space is lost.\n"
+	 "Writes a label (docs/on-disk-format.md) on every member, a primary copy at 4 KiB "
+	 "and a backup in the last 1 MiB, then creates the volume; if that fails, the "
+	 "labels are wiped again. The data area starts at max(4M, chunk) (--data-offset) "
+	 "and stops 1 MiB before the member end. When a udev daemon runs, create returns "
+	 "once /dev/fx/NAME exists (at most 10 s).\n\n"
+	 "Example: fxctl create vol1 --chunk 512K /dev/nvme0n1 /dev/nvme1n1",
 	 create_options, cmd_create},
+	{"examine", "examine [--export] DEVICE", "Show the fxblk label on a member device.",
+	 "Read both label copies on DEVICE and show the volume it belongs to: volume name "
+	 "and UUID, this member's index and the member count, generation, geometry and "
+	 "the NVMe identity of every member in stripe order. Says which copy was used "
+	 "(primary, or backup when the primary is damaged) and why a copy was refused. "
+	 "Exits 3 if DEVICE carries no valid label.\n"
+	 "--export prints KEY=VALUE lines for udev's IMPORT{program}: FXBLK_MEMBER=1, "
+	 "FXBLK_UUID, FXBLK_NAME, FXBLK_INDEX, FXBLK_COUNT, FXBLK_GENERATION, "
+	 "FXBLK_LABEL=primary|backup; for a device that is not a member it prints nothing "
+	 "and exits 0.\n\nExample: fxctl examine -o json /dev/nvme0n1",
+	 examine_options, cmd_examine},
 	{"remove", "remove [--force] NAME", "Remove a volume.",
 	 "Remove a volume (NAME, fxN or /dev/fxN). Refused while it is open (exit 4), "
 	 "unless --force: then its I/O fails with EIO at once, the name is free again and "

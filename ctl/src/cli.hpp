@@ -4,6 +4,7 @@
 
 #include "blockdev.hpp"
 #include "client.hpp"
+#include "member_io.hpp"
 #include "nvme_info.hpp"
 
 #include <functional>
@@ -25,6 +26,7 @@ struct Env {
 	std::function<std::unique_ptr<Client>()> connect = make_genl_client;
 	std::function<BlockDevices &()> blockdevs;
 	std::function<std::unique_ptr<NvmeLookup>()> nvme;  // optional
+	std::function<MemberIO &()> members;                // labels, signatures, udev
 	std::function<void(double)> sleep;                  // stats --watch
 	std::function<double()> clock = monotonic_seconds;  // measured intervals
 	std::function<double()> wall_clock = epoch_seconds; // stats timestamps

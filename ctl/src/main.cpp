@@ -11,6 +11,8 @@ int main(int argc, char **argv)
 	fxctl::SystemBlockDevices blockdevs;
 	fxctl::Env env(std::cout, std::cerr);
 	env.blockdevs = [&]() -> fxctl::BlockDevices & { return blockdevs; };
+	fxctl::SystemMemberIO members;
+	env.members = [&]() -> fxctl::MemberIO & { return members; };
 	env.nvme = fxctl::make_libnvme_lookup;
 	env.sleep = [](double s) {
 		std::this_thread::sleep_for(std::chrono::duration<double>(s));

@@ -360,6 +360,135 @@ std::string text_version(const json &doc)
 	return out;
 }
 
+namespace {
+
+template <std::size_t N>
+std::string hex_id(const std::array<std::uint8_t, N> &a)
+{
+	if (std::all_of(a.begin(), a.end(), [](std::uint8_t b) { return b == 0; }))
+		return "";
+	std::string s;
+	for (auto b : a)
+		s += fmt::format("{:02x}", b);
+	return s;
+}
+
+json copy_json(bool valid, bool blank, const std::string &reason)
+{
+	return {{"valid", valid}, {"blank", blank},
+		{"reason", reason.empty() ? json(nullptr) : json(reason)}};
+}
+
+}  // namespace
+
+json examine_doc(const std::string &device, const label::MemberLabel &ml)
+{
+	json doc = {{"schema_version", schema_version},
+		    {"device", device},
+		    {"member", ml.label.has_value()},
+		    {"label_source", ml.label ? json(ml.source()) : json(nullptr)}};
+	doc["primary"] = copy_json(ml.primary_reason.empty(), ml.primary_blank, ml.primary_reason);
+	doc["backup"] = copy_json(ml.backup_reason.empty(), ml.backup_blank, ml.backup_reason);
+	if (!ml.label) {
+		doc["label"] = nullptr;
+		return doc;
+	}
+	const label::Label &l = *ml.label;
+	json members = json::array();
+	for (std::size_t i = 0; i < l.members.size(); i++) {
+		const auto &m = l.members[i];
+		members.push_back({{"index", i},
+				   {"nsid", m.nsid},
+				   {"subsys_nqn", m.subsys_nqn},
+				   {"nguid", hex_id(m.nguid)},
+				   {"uuid", hex_id(m.uuid).empty() ? "" : label::uuid_to_string(m.uuid)},
+				   {"eui64", hex_id(m.eui64)}});
+	}
+	doc["label"] = {{"format_version", label::kFormatVersion},
+			{"volume_uuid", label::uuid_to_string(l.volume_uuid)},
+			{"volume_name", l.volume_name},
+			{"member_index", l.member_index},
+			{"member_count", l.member_count},
+			{"generation", l.generation},
+			{"created", l.created_unix},
+			{"chunk_bytes", std::uint64_t(l.chunk_sectors) * sector_size},
+			{"data_offset_bytes", l.data_offset_sectors * sector_size},
+			{"data_bytes", l.data_sectors * sector_size},
+			{"capacity_bytes", l.data_sectors * sector_size * l.member_count},
+			{"members", members}};
+	return doc;
+}
+
+std::string text_examine(const json &doc)
+{
+	auto dev = doc.at("device").get<std::string>();
+	auto copy_text = [](const char *which, const json &c) {
+		return fmt::format("{} label: {}", which, c.at("reason").get<std::string>());
+	};
+	if (!doc.at("member").get<bool>())
+		return fmt::format("{}: not an fxblk member ({}; {})\n", dev,
+				   copy_text("primary", doc.at("primary")),
+				   copy_text("backup", doc.at("backup")));
+	const auto &l = doc.at("label");
+	auto src = doc.at("label_source").get<std::string>();
+	std::string out = fmt::format(
+		"{}: member {} of {} of volume \"{}\" (label: {})\n", dev,
+		l.at("member_index").get<std::uint32_t>(), l.at("member_count").get<std::uint32_t>(),
+		l.at("volume_name").get<std::string>(), src);
+	out += fmt::format("  volume uuid  {}\n", l.at("volume_uuid").get<std::string>());
+	out += fmt::format("  generation   {}, created {}\n", l.at("generation").get<std::uint64_t>(),
+			   iso_time(static_cast<double>(l.at("created").get<std::uint64_t>())));
+	out += fmt::format("  geometry     chunk {}, data offset {}, {} per member, capacity {}\n",
+			   format_size(l.at("chunk_bytes").get<std::uint64_t>()),
+			   format_size(l.at("data_offset_bytes").get<std::uint64_t>()),
+			   format_size(l.at("data_bytes").get<std::uint64_t>()),
+			   format_size(l.at("capacity_bytes").get<std::uint64_t>()));
+	out += "  members (stripe order):\n";
+	auto self = l.at("member_index").get<std::size_t>();
+	for (const auto &m : l.at("members")) {
+		auto i = m.at("index").get<std::size_t>();
+		label::MemberId id;
+		id.nsid = m.at("nsid").get<std::uint32_t>();
+		id.subsys_nqn = m.at("subsys_nqn").get<std::string>();
+		std::string ident;
+		for (const char *k : {"nguid", "uuid", "eui64"})
+			if (!m.at(k).get<std::string>().empty()) {
+				ident = fmt::format(" ({} {})", k, m.at(k).get<std::string>());
+				break;
+			}
+		std::string where = id.subsys_nqn.empty() && !id.nsid
+					    ? (ident.empty() ? "unknown device (no NVMe identity)"
+							     : ident.substr(2, ident.size() - 3))
+					    : fmt::format("nsid {} of {}{}", id.nsid,
+							  id.subsys_nqn.empty() ? "?" : id.subsys_nqn,
+							  ident);
+		out += fmt::format("    {:>2}{} {}\n", i, i == self ? "*" : " ", where);
+	}
+	// A damaged copy is worth saying even when the other one serves.
+	for (const char *which : {"primary", "backup"}) {
+		const auto &c = doc.at(which);
+		if (!c.at("valid").get<bool>())
+			out += fmt::format("  warning: {}; the {} label serves\n", copy_text(which, c), src);
+	}
+	return out;
+}
+
+std::string export_examine(const json &doc)
+{
+	if (!doc.at("member").get<bool>())
+		return "";
+	const auto &l = doc.at("label");
+	// Values are safe unquoted: UUID hex, names of [A-Za-z0-9._-], numbers.
+	return fmt::format("FXBLK_MEMBER=1\nFXBLK_UUID={}\nFXBLK_NAME={}\nFXBLK_INDEX={}\n"
+			   "FXBLK_COUNT={}\nFXBLK_GENERATION={}\nFXBLK_LABEL={}\n",
+			   l.at("volume_uuid").get<std::string>(),
+			   l.at("volume_name").get<std::string>(),
+			   l.at("member_index").get<std::uint32_t>(),
+			   l.at("member_count").get<std::uint32_t>(),
+			   l.at("generation").get<std::uint64_t>(),
+			   doc.at("label_source").get<std::string>());
+}
+
 std::string text_created(const json &doc)
 {
 	const auto &v = doc.at("volume");

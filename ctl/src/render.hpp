@@ -4,6 +4,7 @@
 // then health, geometry, members, counters.
 #pragma once
 
+#include "label.hpp"
 #include "model.hpp"
 
 #include <cstddef>
@@ -39,6 +40,13 @@ json stats_doc(const Volume &v, double timestamp);
 // not describe the same volume layout (re-created meanwhile).
 bool add_interval(json &doc, const json &prev, double seconds);
 json error_doc(const std::string &message, int code, int err);
+// examine DEV: "device", "member" (bool), "label_source" (primary, backup or
+// null), "primary"/"backup" {valid, blank, reason}, "label" (null if none):
+// format_version, volume_uuid, volume_name, member_index, member_count,
+// generation, created (seconds since the epoch), chunk_bytes,
+// data_offset_bytes, data_bytes (per member), capacity_bytes, members [{index,
+// nsid, subsys_nqn, nguid, uuid, eui64}] (identifiers as hex, "" if absent).
+json examine_doc(const std::string &device, const label::MemberLabel &ml);
 
 std::vector<std::string> feature_names(std::uint64_t features);
 std::vector<std::string> volume_flag_names(std::uint64_t flags);
@@ -54,6 +62,10 @@ std::string text_version(const json &doc);
 std::string text_volume(const json &doc);  // show
 std::string text_created(const json &doc);
 std::string text_removed(const json &doc);
+std::string text_examine(const json &doc);
+// examine --export: KEY=VALUE lines for udev's IMPORT{program}; nothing for
+// a non-member.
+std::string export_examine(const json &doc);
 // One line: "2026-12-01T12:00:00Z member-error vol1 (fx0) member 1 nvme1n1:
 // error -5 (EIO), failing".
 std::string text_event(const json &doc);

@@ -196,10 +196,67 @@ struct FakeDevices final : BlockDevices {
 	}
 };
 
+// Member labels and signatures in memory.
+struct FakeMemberIO final : MemberIO {
+	std::map<std::string, std::vector<Signature>> sigs;
+	std::map<std::string, label::MemberLabel> labels;  // absent: blank
+	std::vector<std::string> writes, wipes, erased;
+	std::map<std::string, label::Label> written;
+	std::string fail_write;  // path whose label write fails
+	bool udev = false;
+	int link_after_checks = 0;  // exists() true after this many calls
+	int exists_calls = 0;
+
+	std::vector<Signature> signatures(const std::string &path) override { return sigs[path]; }
+	void erase_signatures(const std::string &path) override
+	{
+		erased.push_back(path);
+		sigs.erase(path);
+	}
+	label::MemberLabel read_label(const std::string &path) override
+	{
+		auto it = labels.find(path);
+		if (it != labels.end())
+			return it->second;
+		label::MemberLabel ml;
+		ml.primary_blank = ml.backup_blank = true;
+		ml.primary_reason = ml.backup_reason = "no fxblk label (magic not found)";
+		return ml;
+	}
+	void write_label(const std::string &path, const label::Label &l) override
+	{
+		if (path == fail_write)
+			throw Error("cannot write the label of " + path + ": Input/output error",
+				    errno_error(EIO));
+		writes.push_back(path);
+		written[path] = l;
+	}
+	void wipe_label(const std::string &path) override
+	{
+		wipes.push_back(path);
+		written.erase(path);
+	}
+	label::MemberId identity(const std::string &name) override
+	{
+		label::MemberId id;
+		id.subsys_nqn = "nqn.2026-12.org.example:" + name;
+		id.nsid = 1;
+		id.nguid[15] = static_cast<std::uint8_t>(name.size());
+		return id;
+	}
+	std::array<std::uint8_t, 16> new_uuid() override
+	{
+		return *label::uuid_from_string("0f1e2d3c-4b5a-4978-8796-a5b4c3d2e1f0");
+	}
+	bool udev_running() override { return udev; }
+	bool exists(const std::string &) override { return ++exists_calls > link_after_checks; }
+};
+
 // One fxctl invocation against the fakes.
 struct Harness {
 	FakeClient::State state;
 	FakeDevices devices;
+	FakeMemberIO members;
 	std::ostringstream out, err;
 	std::vector<double> sleeps;
 	double now = 1000.0;  // fake monotonic clock, advanced by sleep
@@ -225,6 +282,7 @@ struct Harness {
 			return std::make_unique<FakeClient>(state);
 		};
 		env.blockdevs = [this]() -> BlockDevices & { return devices; };
+		env.members = [this]() -> MemberIO & { return members; };
 		env.sleep = [this](double s) {
 			sleeps.push_back(s);
 			now += s;
