@@ -55,13 +55,22 @@ std::string refusal(const Plan &p)
 				      p.summary());
 	for (const auto &why : p.problems)
 		msg += "\n  " + why;
+	for (const auto &w : p.warnings)
+		msg += "\n  note: " + w;
 	return msg;
 }
 
-// Missing members: exit 3 (not found); anything else wrong: exit 1.
+// Warnings of a plan that goes ahead, on stderr.
+void warn(const Ctx &ctx, const Plan &p)
+{
+	for (const auto &w : p.warnings)
+		ctx.env.err << "fxctl: warning: " << w << '\n';
+}
+
+// A member missing: exit 3 (not found); anything else wrong: exit 1.
 [[noreturn]] void refuse(const Plan &p)
 {
-	throw Error(refusal(p), only_missing(p) ? errno_error(ENODEV) : std::error_code());
+	throw Error(refusal(p), p.missing.empty() ? std::error_code() : errno_error(ENODEV));
 }
 
 json plan_doc(const Plan &p, const std::string &status, const Volume *v)
@@ -76,6 +85,7 @@ json plan_doc(const Plan &p, const std::string &status, const Volume *v)
 		members.push_back(c.devnode);
 	d["members"] = members;
 	d["problems"] = p.problems;
+	d["warnings"] = p.warnings;
 	return d;
 }
 
@@ -146,40 +156,6 @@ Outcome start(Ctx &ctx, const Plan &p)
 	}
 }
 
-// An exclusive flock on @path, held for the object's lifetime.
-class RunLock {
-public:
-	explicit RunLock(const fs::path &path)
-	{
-		fd_ = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-		if (fd_ < 0)
-			throw Error(fmt::format("cannot open the lock file {}: {}", path.string(),
-						std::strerror(errno)),
-				    errno_error(errno));
-		while (flock(fd_, LOCK_EX) < 0) {
-			if (errno == EINTR)
-				continue;
-			int err = errno;
-			close(fd_);
-			throw Error(fmt::format("cannot lock {}: {}", path.string(),
-						std::strerror(err)),
-				    errno_error(err));
-		}
-	}
-	~RunLock() { close(fd_); }  // releases the lock
-	RunLock(const RunLock &) = delete;
-	RunLock &operator=(const RunLock &) = delete;
-
-private:
-	int fd_ = -1;
-};
-
-fs::path run_dir()
-{
-	const char *d = std::getenv("FXBLK_RUN_DIR");
-	return d && *d ? d : default_run_dir;
-}
-
 void write_record(const fs::path &file, const label::Label &l, const std::string &devnode)
 {
 	fs::path tmp = file;
@@ -217,6 +193,44 @@ std::vector<Candidate> recorded_members(const fs::path &dir, const VolumeUuid &u
 }
 
 }  // namespace
+
+std::filesystem::path run_dir()
+{
+	const char *d = std::getenv("FXBLK_RUN_DIR");
+	return d && *d ? d : default_run_dir;
+}
+
+RunLock::RunLock(const std::filesystem::path &path)
+{
+	fd_ = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	if (fd_ < 0)
+		throw Error(fmt::format("cannot open the lock file {}: {}", path.string(),
+					std::strerror(errno)),
+			    errno_error(errno));
+	while (flock(fd_, LOCK_EX) < 0) {
+		if (errno == EINTR)
+			continue;
+		int err = errno;
+		close(fd_);
+		throw Error(fmt::format("cannot lock {}: {}", path.string(), std::strerror(err)),
+			    errno_error(err));
+	}
+}
+
+RunLock::~RunLock()
+{
+	close(fd_);  // releases the lock
+}
+
+std::unique_ptr<RunLock> try_assembly_lock()
+{
+	try {
+		std::filesystem::create_directories(run_dir());
+		return std::make_unique<RunLock>(run_dir() / "lock");
+	} catch (const std::exception &) {
+		return nullptr;
+	}
+}
 
 void assemble_options(po::options_description &opts, po::options_description &hidden,
 		      po::positional_options_description &pos)
@@ -277,6 +291,7 @@ int cmd_assemble(Ctx &ctx)
 		const Plan &p = *match.front();
 		if (!p.ok())
 			refuse(p);
+		warn(ctx, p);
 		Outcome o = start(ctx, p);
 		ctx.print(plan_doc(p, o.status, &o.volume), outcome_text(p, o));
 		return exit_ok;
@@ -293,6 +308,7 @@ int cmd_assemble(Ctx &ctx)
 			continue;
 		}
 		try {
+			warn(ctx, p);
 			Outcome o = start(ctx, p);
 			docs.push_back(plan_doc(p, o.status, &o.volume));
 			text += outcome_text(p, o);
@@ -378,6 +394,15 @@ int cmd_incremental(Ctx &ctx)
 	// One incremental at a time: with several members appearing together,
 	// exactly one of them sees the set complete and creates the volume.
 	RunLock lock(run_dir() / "lock");
+	// A create may have held the lock meanwhile (and wiped the labels when
+	// its CREATE failed): what counts is the label now.
+	Candidate now = read_candidate(self.devname, log);
+	if (!now.ml.label || now.ml.label->volume_uuid != l.volume_uuid) {
+		ctx.print(json{{"device", self.devnode}, {"status", "not-a-member"}},
+			  fmt::format("{}: its label changed meanwhile; nothing to do\n",
+				      self.devnode));
+		return exit_ok;
+	}
 	write_record(dir / self.devname, l, self.devnode);
 	Plan p = plan_volume(recorded_members(dir, l.volume_uuid, log));
 	if (only_missing(p)) {
@@ -390,6 +415,7 @@ int cmd_incremental(Ctx &ctx)
 	}
 	if (!p.ok())
 		refuse(p);
+	warn(ctx, p);
 	Outcome o = start(ctx, p);
 	ctx.print(plan_doc(p, o.status, &o.volume), outcome_text(p, o));
 	return exit_ok;

@@ -5,6 +5,8 @@
 
 #include "command.hpp"
 
+#include <filesystem>
+#include <memory>
 #include <string>
 
 namespace fxctl {
@@ -12,6 +14,26 @@ namespace fxctl {
 // Where `incremental` records the members it has seen: RUN_DIR/<uuid>/<disk>,
 // serialised by flock on RUN_DIR/lock. FXBLK_RUN_DIR overrides (tests).
 inline constexpr const char *default_run_dir = "/run/fxblk";
+std::filesystem::path run_dir();
+
+// An exclusive flock on @path, held for the object's lifetime. Throws Error
+// naming the file.
+class RunLock {
+public:
+	explicit RunLock(const std::filesystem::path &path);
+	~RunLock();
+	RunLock(const RunLock &) = delete;
+	RunLock &operator=(const RunLock &) = delete;
+
+private:
+	int fd_ = -1;
+};
+
+// The lock incremental holds, for create: held from before the labels are
+// written until the volume exists, so that udev's incremental (run for the
+// "change" events the label writes cause) finds the volume running instead
+// of creating it first. Best effort: none when RUN_DIR is not writable.
+std::unique_ptr<RunLock> try_assembly_lock();
 
 void assemble_options(boost::program_options::options_description &,
 		      boost::program_options::options_description &hidden,

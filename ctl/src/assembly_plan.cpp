@@ -93,25 +93,44 @@ Plan plan_volume(const std::vector<Candidate> &group)
 							 c.devname, l.member_index, ref.member_count));
 			continue;
 		}
-		const label::MemberId &want = ref.members[l.member_index];
-		if (!c.identity)
-			p.problems.push_back(fmt::format("{}: cannot read the device's identity to "
-							 "check it against the label", who(c)));
-		else if (!(*c.identity == want))
-			p.problems.push_back(fmt::format(
-				"{} is foreign: the labels record member {} as {}, but {} is {}",
-				who(c), l.member_index, want.describe(), c.devname,
-				c.identity->describe()));
 		claims[l.member_index].push_back(&c);
 	}
+	// Per index: the device with the recorded identity is the member; a
+	// copy of its label elsewhere (the target's backing device seen
+	// locally, a dd clone) is foreign and ignored. Without such a device
+	// the index is missing, and foreign claimants are named.
+	std::vector<const Candidate *> chosen(ref.member_count, nullptr);
 	for (const auto &[index, devs] : claims) {
-		if (devs.size() < 2)
-			continue;
-		std::string names;
+		const label::MemberId &want = ref.members[index];
+		std::vector<const Candidate *> match, foreign;
 		for (const auto *d : devs)
-			names += (names.empty() ? "" : " and ") + d->devname;
-		p.problems.push_back(fmt::format("{} all claim member index {}; refusing to guess "
-						 "which one is member {}", names, index, index));
+			(d->identity && *d->identity == want ? match : foreign).push_back(d);
+		if (match.size() > 1) {
+			std::string names;
+			for (const auto *d : match)
+				names += (names.empty() ? "" : " and ") + d->devname;
+			p.problems.push_back(fmt::format(
+				"{} all claim member index {} with its identity ({}); refusing to "
+				"guess which one is member {} (two paths to one namespace without "
+				"multipath?)", names, index, want.describe(), index));
+		} else if (match.size() == 1) {
+			chosen[index] = match.front();
+		}
+		for (const auto *f : foreign) {
+			std::string is = f->identity ? f->identity->describe()
+						     : "of unknown identity (not readable)";
+			std::string msg = fmt::format("{} is foreign: the labels record member {} as "
+						      "{}, but {} is {}", who(*f), index,
+						      want.describe(), f->devname, is);
+			if (match.empty())
+				p.problems.push_back(msg);
+			else
+				p.warnings.push_back(fmt::format("{} and {} claim member index {}; {}; "
+								 "ignored", match.front()->devname,
+								 f->devname, index, msg));
+		}
+		if (match.empty())
+			held[index] = false;  // reported missing below
 	}
 	for (std::uint32_t i = 0; i < ref.member_count; ++i) {
 		if (held[i])
@@ -123,8 +142,8 @@ Plan plan_volume(const std::vector<Candidate> &group)
 	}
 	if (!p.ok())
 		return p;
-	for (std::uint32_t i = 0; i < ref.member_count; ++i)
-		p.ordered.push_back(*claims.at(i).front());
+	for (const auto *c : chosen)
+		p.ordered.push_back(*c);
 	return p;
 }
 

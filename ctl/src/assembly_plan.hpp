@@ -7,7 +7,10 @@
 // Never a partial volume: a set is assembled only when every index
 // 0..count-1 is claimed by exactly one device whose identity matches what the
 // labels record for that index, and every label has the set's newest
-// generation and agrees on the geometry.
+// generation and agrees on the geometry. A device carrying a member's label
+// without its identity is foreign: refused (named) when it is all there is
+// for that index, ignored with a warning beside the real member (a copy: the
+// target's backing device seen locally, a dd clone).
 #pragma once
 
 #include "label.hpp"
@@ -44,7 +47,10 @@ struct Plan {
 	std::vector<Candidate> ordered;
 	// Why not, one sentence each naming the device or the missing member.
 	std::vector<std::string> problems;
-	// Indices no device claims (also described in problems).
+	// Not in the way, but worth saying: a foreign copy of a member's label
+	// beside the member itself (ignored).
+	std::vector<std::string> warnings;
+	// Indices without a usable device (also described in problems).
 	std::vector<std::uint32_t> missing;
 	bool ok() const { return problems.empty(); }
 	// "volume kv (uuid): 3 of 4 members present"

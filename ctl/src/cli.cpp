@@ -414,6 +414,9 @@ int cmd_create(Ctx &ctx)
 	if (force)
 		for (const auto &d : devs)
 			io.erase_signatures(d.path);
+	// Until CREATE is done: udev's incremental must not assemble the
+	// volume from these labels first (assemble.hpp).
+	auto assembly_lock = try_assembly_lock();
 	std::size_t written = 0;
 	auto unlabel = [&] {
 		for (std::size_t i = 0; i < written; i++) {

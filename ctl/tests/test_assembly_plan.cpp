@@ -104,11 +104,26 @@ TEST_CASE("a device whose identity is not the one recorded for its index is fore
 	CHECK(p.ordered.empty());
 	CHECK(mentions(p, "nvme7n1 (member 1) is foreign", ident(1).describe()));
 	CHECK(mentions(p, "foreign", ident(9).describe()));
+	CHECK(mentions(p, "member 1 of 2 is missing"));
 
 	auto unknown = member(7, 1, vol);
 	unknown.identity.reset();  // could not be read: not trusted either
 	CHECK(mentions(plan_volume({member(0, 0, vol), unknown}), "nvme7n1",
-		       "cannot read the device's identity"));
+		       "unknown identity (not readable)"));
+}
+
+TEST_CASE("a foreign copy beside the real member is ignored, with a warning")
+{
+	auto vol = volume_label(2);
+	auto copy = member(5, 1, vol);  // e.g. the target's backing device
+	copy.identity = label::MemberId{};
+	Plan p = plan_volume({copy, member(0, 0, vol), member(1, 1, vol)});
+	INFO(all(p));
+	REQUIRE(p.ok());
+	CHECK(p.ordered.at(1).devname == "nvme1n1");
+	REQUIRE(p.warnings.size() == 1);
+	CHECK(p.warnings[0].find("nvme1n1 and nvme5n1 claim member index 1") != std::string::npos);
+	CHECK(p.warnings[0].find("ignored") != std::string::npos);
 }
 
 TEST_CASE("a member with an older generation than the set is refused, named")
@@ -132,19 +147,23 @@ TEST_CASE("a member with an older generation than the set is refused, named")
 TEST_CASE("two devices claiming one index are refused, both named")
 {
 	auto vol = volume_label(2);
-	auto copy = member(1, 0, vol);  // member 0's label copied onto member 1
+	// the same namespace twice (two paths without multipath): both match
+	Plan q = plan_volume({member(0, 0, vol), member(3, 0, vol), member(1, 1, vol)});
+	CHECK_FALSE(q.ok());
+	CHECK(q.ordered.empty());
+	CHECK(mentions(q, "nvme0n1 and nvme3n1 all claim member index 0"));
+
+	// member 0's label copied onto member 1: the copy is foreign, and
+	// member 1 is missing
+	auto copy = member(1, 0, vol);
 	copy.identity = ident(1);
 	Plan p = plan_volume({member(0, 0, vol), copy});
 	CHECK_FALSE(p.ok());
 	CHECK(p.ordered.empty());
-	CHECK(mentions(p, "nvme0n1 and nvme1n1 all claim member index 0"));
 	CHECK(mentions(p, "member 1 of 2 is missing"));
-	CHECK(mentions(p, "nvme1n1 (member 0) is foreign"));
-
-	// the same device twice (identity matches): still refused
-	Plan q = plan_volume({member(0, 0, vol), member(3, 0, vol), member(1, 1, vol)});
-	CHECK_FALSE(q.ok());
-	CHECK(mentions(q, "nvme0n1 and nvme3n1 all claim member index 0"));
+	REQUIRE(p.warnings.size() == 1);
+	CHECK(p.warnings[0].find("nvme0n1 and nvme1n1 claim member index 0") != std::string::npos);
+	CHECK(p.warnings[0].find("nvme1n1 (member 0) is foreign") != std::string::npos);
 }
 
 TEST_CASE("labels of one generation that disagree on the geometry are refused")
