@@ -495,6 +495,31 @@ int cmd_examine(Ctx &ctx)
 	return ml.label ? exit_ok : exit_not_found;
 }
 
+// A removed volume is gone for good: its labels go too, so the members
+// count as free again (the data area is not touched). Only labels naming
+// this volume at this member's index are wiped; a member that cannot be
+// read (gone) is skipped with a warning.
+void unlabel_members(Ctx &ctx, const Volume &v)
+{
+	MemberIO &io = ctx.env.members();
+	for (const auto &m : v.members) {
+		std::string dev = "/dev/" + m.disk;
+		try {
+			label::MemberLabel ml = io.read_label(dev);
+			if (!ml.label || ml.label->volume_name != v.name ||
+			    ml.label->member_index != m.index)
+				continue;
+			io.wipe_label(dev);
+			if (ctx.verbose)
+				ctx.env.err << fmt::format("fxctl: wiped the label of {} on {}\n",
+							   quote(v.name), dev);
+		} catch (const std::exception &e) {
+			ctx.env.err << fmt::format("fxctl: warning: label of {} left on {}: {}\n",
+						   quote(v.name), dev, e.what());
+		}
+	}
+}
+
 int cmd_remove(Ctx &ctx)
 {
 	VolumeRef ref = need_ref(ctx);
@@ -530,6 +555,7 @@ int cmd_remove(Ctx &ctx)
 				    errno_error(ENOENT));
 		fail(e, "remove", "remove", object);
 	}
+	unlabel_members(ctx, v);
 	json doc = volume_doc(v);
 	std::string text = text_removed(doc);
 	if (force && v.open_count)
@@ -752,8 +778,8 @@ const Command commands[] = {
 	{"remove", "remove [--force] NAME", "Remove a volume.",
 	 "Remove a volume (NAME, fxN or /dev/fxN). Refused while it is open (exit 4), "
 	 "unless --force: then its I/O fails with EIO at once, the name is free again and "
-	 "/dev/fxN disappears at its last close (for a volume whose member is gone). Data "
-	 "on the members is not touched.", remove_options, cmd_remove},
+	 "/dev/fxN disappears at its last close (for a volume whose member is gone). The "
+	 "volume's labels on the members are wiped; their data area is not touched.", remove_options, cmd_remove},
 	{"list", "list", "List all volumes with their state.",
 	 "List all volumes: disk, name, state (live, failing, gone), capacity, chunk, "
 	 "members, open count and flags (read-only, nowait, removed).", no_options,
