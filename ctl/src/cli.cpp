@@ -391,6 +391,7 @@ int cmd_create(Ctx &ctx)
 	}
 
 	bool force = ctx.vm["force"].as<bool>();
+	auto c = ctx.env.connect();  // no module: nothing written
 	MemberIO &io = ctx.env.members();
 	check_signatures(ctx, io, devs, force);
 	warn_sizes(ctx, devs, req, chunk / sector_size);
@@ -443,7 +444,6 @@ int cmd_create(Ctx &ctx)
 
 	Volume v;
 	try {
-		auto c = ctx.env.connect();
 		v = c->create(req);
 	} catch (const KernelError &e) {
 		unlabel();
@@ -474,6 +474,31 @@ int cmd_examine(Ctx &ctx)
 	return ml.label ? exit_ok : exit_not_found;
 }
 
+// A removed volume is gone for good: its labels go too, so the members
+// count as free again (the data area is not touched). Only labels naming
+// this volume at this member's index are wiped; a member that cannot be
+// read (gone) is skipped with a warning.
+void unlabel_members(Ctx &ctx, const Volume &v)
+{
+	MemberIO &io = ctx.env.members();
+	for (const auto &m : v.members) {
+		std::string dev = "/dev/" + m.disk;
+		try {
+			label::MemberLabel ml = io.read_label(dev);
+			if (!ml.label || ml.label->volume_name != v.name ||
+			    ml.label->member_index != m.index)
+				continue;
+			io.wipe_label(dev);
+			if (ctx.verbose)
+				ctx.env.err << fmt::format("fxctl: wiped the label of {} on {}\n",
+							   quote(v.name), dev);
+		} catch (const std::exception &e) {
+			ctx.env.err << fmt::format("fxctl: warning: label of {} left on {}: {}\n",
+						   quote(v.name), dev, e.what());
+		}
+	}
+}
+
 int cmd_remove(Ctx &ctx)
 {
 	VolumeRef ref = need_ref(ctx);
@@ -492,6 +517,7 @@ int cmd_remove(Ctx &ctx)
 	}
 	Volume v = get_volume(*c, ref, "remove");
 	destroy_volume(*c, v, force);
+	unlabel_members(ctx, v);
 	json doc = volume_doc(v);
 	std::string text = text_removed(doc);
 	if (force && v.open_count)
@@ -714,8 +740,8 @@ const Command commands[] = {
 	{"remove", "remove [--force] NAME", "Remove a volume.",
 	 "Remove a volume (NAME, fxN or /dev/fxN). Refused while it is open (exit 4), "
 	 "unless --force: then its I/O fails with EIO at once, the name is free again and "
-	 "/dev/fxN disappears at its last close (for a volume whose member is gone). Data "
-	 "on the members is not touched.", remove_options, cmd_remove},
+	 "/dev/fxN disappears at its last close (for a volume whose member is gone). The "
+	 "volume's labels on the members are wiped; their data area is not touched.", remove_options, cmd_remove},
 	{"assemble", "assemble NAME|UUID|--all", "Start volumes from their members' labels.",
 	 "Find the members of volume NAME (or UUID) by their labels among the block devices "
 	 "present, check them and create the volume with the labels' geometry, members in "

@@ -517,29 +517,25 @@ MemberLabel read_member(const std::string &devnode)
 	AlignedBuf buf(kLabelBytes);
 	MemberLabel ml;
 
-	std::optional<Label> primary, backup;
-	if (bytes < kPrimaryOffset + kLabelBytes) {
-		ml.primary_reason = fmt::format("device too small ({} bytes) for a label", bytes);
-		ml.primary_blank = true;
-	} else {
-		pread_all(f.fd, buf.p, kLabelBytes, kPrimaryOffset, devnode);
-		Decoded d = decode({buf.p, kLabelBytes});
-		primary = std::move(d.label);
-		ml.primary_reason = d.reason;
-		ml.primary_blank = d.blank;
-	}
-	std::uint64_t at = backup_offset(bytes);
-	if (!at) {
-		ml.backup_reason = fmt::format("device too small ({} bytes) for a backup label",
-					       bytes);
-		ml.backup_blank = true;
-	} else {
+	// One copy at byte @at (0: the device is too small to hold it).
+	auto read_copy = [&](std::uint64_t at, const char *what, std::string &reason,
+			     bool &blank) -> std::optional<Label> {
+		if (!at || at + kLabelBytes > bytes) {
+			reason = fmt::format("device too small ({} bytes) for a {} label", bytes,
+					     what);
+			blank = true;
+			return std::nullopt;
+		}
 		pread_all(f.fd, buf.p, kLabelBytes, at, devnode);
 		Decoded d = decode({buf.p, kLabelBytes});
-		backup = std::move(d.label);
-		ml.backup_reason = d.reason;
-		ml.backup_blank = d.blank;
-	}
+		reason = std::move(d.reason);
+		blank = d.blank;
+		return std::move(d.label);
+	};
+	std::optional<Label> primary =
+		read_copy(kPrimaryOffset, "primary", ml.primary_reason, ml.primary_blank);
+	std::optional<Label> backup =
+		read_copy(backup_offset(bytes), "backup", ml.backup_reason, ml.backup_blank);
 	if (primary && backup && backup->generation > primary->generation) {
 		ml.label = std::move(backup);
 		ml.from_backup = true;

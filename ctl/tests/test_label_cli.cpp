@@ -1,0 +1,260 @@
+// fxctl create's label handling and fxctl examine, against fake members.
+#include "fakes.hpp"
+#include "label.hpp"
+
+#include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
+
+using namespace fxtest;
+
+namespace {
+
+bool has(const std::string &s, const std::string &what)
+{
+	return s.find(what) != std::string::npos;
+}
+
+const std::vector<std::string> four = {"/dev/nvme0n1", "/dev/nvme1n1", "/dev/nvme2n1",
+				       "/dev/nvme3n1"};
+
+std::vector<std::string> create_args(std::vector<std::string> extra = {})
+{
+	std::vector<std::string> a = {"create", "vol1"};
+	a.insert(a.end(), extra.begin(), extra.end());
+	a.insert(a.end(), four.begin(), four.end());
+	return a;
+}
+
+label::MemberLabel labelled(std::uint32_t index, bool backup = false)
+{
+	label::MemberLabel ml;
+	label::Label l;
+	l.volume_uuid = *label::uuid_from_string("11111111-2222-4333-8444-555555555555");
+	l.volume_name = "old";
+	l.member_index = index;
+	l.member_count = 2;
+	l.chunk_sectors = 1024;
+	l.data_offset_sectors = 8192;
+	l.data_sectors = 2048;
+	l.generation = 3;
+	l.created_unix = 1764585000;
+	l.members.resize(2);
+	l.members[0].subsys_nqn = "nqn.2026-12.org.example:a";
+	l.members[0].nsid = 1;
+	l.members[0].nguid[0] = 0xab;
+	ml.label = l;
+	ml.from_backup = backup;
+	if (backup) {
+		ml.primary_reason = "bad crc32c: stored 00000001, computed 00000002";
+	}
+	return ml;
+}
+
+}  // namespace
+
+TEST_CASE("create writes a label on every member, then creates")
+{
+	Harness h;
+	REQUIRE(h.run(create_args()) == 0);
+	CHECK(h.members.writes == four);
+	CHECK(h.state.creates.size() == 1);
+	CHECK(h.members.wipes.empty());
+	CHECK(h.members.erased.empty());
+	for (std::uint32_t i = 0; i < 4; i++) {
+		const label::Label &l = h.members.written.at(four[i]);
+		CHECK(l.member_index == i);
+		CHECK(l.member_count == 4);
+		CHECK(l.volume_name == "vol1");
+		CHECK(label::uuid_to_string(l.volume_uuid) == "0f1e2d3c-4b5a-4978-8796-a5b4c3d2e1f0");
+		CHECK(l.generation == 1);
+		CHECK(l.chunk_sectors == 1024);
+		CHECK(l.data_offset_sectors == 8192);
+		// whole chunks of the 1 GiB fakes, the 1 MiB tail left out
+		CHECK(l.data_sectors == (2097152 - 8192 - 2048) / 1024 * 1024);
+		REQUIRE(l.members.size() == 4);
+		CHECK(l.members[2].subsys_nqn == "nqn.2026-12.org.example:nvme2n1");
+		CHECK(label::validate(l).empty());
+	}
+	// No udevd: no wait, and -v says so.
+	REQUIRE(h.run(create_args({"-v"})) == 0);
+	CHECK(has(h.err.str(), "no udev daemon runs"));
+	CHECK(has(h.err.str(), "wrote labels of volume \"vol1\""));
+	CHECK(h.sleeps.empty());
+}
+
+TEST_CASE("create refuses members with signatures or labels unless --force")
+{
+	Harness h;
+	h.members.sigs["/dev/nvme2n1"] = {{"xfs", "filesystem", 0}};
+	CHECK(h.run(create_args()) == 1);
+	CHECK(h.err.str() ==
+	      "fxctl: /dev/nvme2n1 is not empty: it carries xfs filesystem signature at byte 0; "
+	      "nothing was written; check the device, then use --force to overwrite\n");
+	CHECK(h.members.writes.empty());
+	CHECK(h.state.creates.empty());
+
+	h.members.sigs.clear();
+	h.members.labels["/dev/nvme1n1"] = labelled(1);
+	CHECK(h.run(create_args()) == 1);
+	CHECK(has(h.err.str(), "/dev/nvme1n1 is not empty: it carries fxblk label of volume "
+			       "\"old\" (11111111-2222-4333-8444-555555555555, member 1 of 2)"));
+	CHECK(h.members.writes.empty());
+
+	// A damaged label is something too.
+	label::MemberLabel bad;
+	bad.primary_reason = "bad crc32c: stored 1, computed 2";
+	bad.backup_blank = true;
+	bad.backup_reason = "no fxblk label (magic not found)";
+	h.members.labels["/dev/nvme1n1"] = bad;
+	CHECK(h.run(create_args()) == 1);
+	CHECK(has(h.err.str(), "damaged fxblk label (bad crc32c"));
+
+	h.members.labels["/dev/nvme1n1"] = labelled(1);
+	h.members.sigs["/dev/nvme3n1"] = {{"gpt", "partition table", 512}};
+	REQUIRE(h.run(create_args({"--force"})) == 0);
+	CHECK(has(h.err.str(), "--force: overwriting gpt partition table signature at byte 512 "
+			       "on /dev/nvme3n1"));
+	CHECK(has(h.err.str(), "--force: overwriting fxblk label of volume \"old\""));
+	CHECK(h.members.erased == four);
+	CHECK(h.members.writes == four);
+	CHECK(h.state.creates.size() == 1);
+}
+
+TEST_CASE("create wipes the labels it wrote when CREATE or a write fails")
+{
+	Harness h;
+	h.state.fail_create = KernelError(EINVAL, "member 1 (nvme1n1): zoned", "create");
+	CHECK(h.run(create_args()) == 1);
+	CHECK(h.members.writes == four);
+	CHECK(h.members.wipes == four);
+	CHECK(h.members.written.empty());
+
+	Harness w;
+	w.members.fail_write = "/dev/nvme2n1";
+	CHECK(w.run(create_args()) == 1);
+	CHECK(has(w.err.str(), "cannot write the label of /dev/nvme2n1"));
+	CHECK(w.members.wipes == std::vector<std::string>{"/dev/nvme0n1", "/dev/nvme1n1"});
+	CHECK(w.state.creates.empty());
+
+	Harness m;
+	m.module_loaded = false;
+	CHECK(m.run(create_args()) == 5);
+	CHECK(m.members.writes.empty());
+}
+
+TEST_CASE("create warns when member sizes differ by more than 1%")
+{
+	Harness h;
+	h.devices.add("/dev/nvme1n1", 1, 2097152 * 2);  // 2 GiB
+	REQUIRE(h.run(create_args()) == 0);
+	CHECK(has(h.err.str(), "warning: member sizes differ by more than 1%: /dev/nvme1n1 has "
+			       "1.99 GiB of data space, /dev/nvme0n1 only 1019 MiB; every member "
+			       "contributes 1019 MiB, so 1 GiB of the members' space is unused"));
+
+	Harness s;
+	s.devices.add("/dev/nvme1n1", 1, 2097152 + 20000);  // < 1% more
+	REQUIRE(s.run(create_args()) == 0);
+	CHECK_FALSE(has(s.err.str(), "warning"));
+}
+
+TEST_CASE("create waits for /dev/fx/NAME while udevd runs, bounded")
+{
+	Harness h;
+	h.members.udev = true;
+	h.members.link_after_checks = 3;
+	REQUIRE(h.run(create_args({"-v"})) == 0);
+	CHECK(h.sleeps.size() == 3);
+	CHECK(has(h.err.str(), "/dev/fx/vol1 exists after"));
+
+	Harness never;
+	never.members.udev = true;
+	never.members.link_after_checks = 1000000;
+	REQUIRE(never.run(create_args()) == 0);  // the volume exists: a warning only
+	CHECK(has(never.err.str(), "/dev/fx/vol1 did not appear within 10 s"));
+	CHECK(never.now - 1000.0 >= 10.0);
+	CHECK(never.now - 1000.0 < 10.2);
+}
+
+TEST_CASE("create refuses names the kernel refuses (shared rule)")
+{
+	Harness h;
+	for (std::string bad : std::vector<std::string>{"a/b", "a b", ".", "..", "", std::string(32, 'x'), "é"}) {
+		CHECK_MESSAGE(h.run({"create", bad, "/dev/nvme0n1"}) == 2, bad);
+		CHECK(has(h.err.str(), "invalid volume name"));
+	}
+	CHECK(h.state.creates.empty());
+	CHECK(h.members.writes.empty());
+}
+
+TEST_CASE("examine: text, json and --export")
+{
+	Harness h;
+	h.members.labels["/dev/nvme0n1"] = labelled(0);
+	REQUIRE(h.run({"examine", "/dev/nvme0n1"}) == 0);
+	CHECK(h.out.str() ==
+	      "/dev/nvme0n1: member 0 of 2 of volume \"old\" (label: primary)\n"
+	      "  volume uuid  11111111-2222-4333-8444-555555555555\n"
+	      "  generation   3, created 2025-12-01T10:30:00Z\n"
+	      "  geometry     chunk 512 KiB, data offset 4 MiB, 1 MiB per member, capacity 2 MiB\n"
+	      "  members (stripe order):\n"
+	      "     0* nsid 1 of nqn.2026-12.org.example:a (nguid ab000000000000000000000000000000)\n"
+	      "     1  unknown device (no NVMe identity)\n");
+
+	REQUIRE(h.run({"examine", "--export", "/dev/nvme0n1"}) == 0);
+	CHECK(h.out.str() ==
+	      "FXBLK_MEMBER=1\nFXBLK_UUID=11111111-2222-4333-8444-555555555555\nFXBLK_NAME=old\n"
+	      "FXBLK_INDEX=0\nFXBLK_COUNT=2\nFXBLK_GENERATION=3\nFXBLK_LABEL=primary\n");
+
+	h.members.labels["/dev/nvme1n1"] = labelled(1, true);
+	REQUIRE(h.run({"-o", "json", "examine", "/dev/nvme1n1"}) == 0);
+	auto j = nlohmann::json::parse(h.out.str());
+	CHECK(j["device"] == "/dev/nvme1n1");
+	CHECK(j["member"] == true);
+	CHECK(j["label_source"] == "backup");
+	CHECK(j["primary"]["valid"] == false);
+	CHECK(j["primary"]["reason"] == "bad crc32c: stored 00000001, computed 00000002");
+	CHECK(j["backup"]["valid"] == true);
+	CHECK(j["label"]["member_index"] == 1);
+	CHECK(j["label"]["volume_uuid"] == "11111111-2222-4333-8444-555555555555");
+	CHECK(j["label"]["chunk_bytes"] == 524288);
+	CHECK(j["label"]["capacity_bytes"] == 2097152);
+	CHECK(j["label"]["members"][0]["nguid"] == "ab000000000000000000000000000000");
+	CHECK(j["label"]["members"][1]["nguid"] == "");
+	REQUIRE(h.run({"examine", "/dev/nvme1n1"}) == 0);
+	CHECK(has(h.out.str(), "(label: backup)"));
+	CHECK(has(h.out.str(), "warning: primary label: bad crc32c: stored 00000001, computed "
+			       "00000002; the backup label serves"));
+	REQUIRE(h.run({"examine", "--export", "/dev/nvme1n1"}) == 0);
+	CHECK(has(h.out.str(), "FXBLK_LABEL=backup\n"));
+
+	// Not a member: exit 3 with the reasons; --export prints nothing, exit 0.
+	CHECK(h.run({"examine", "/dev/nvme2n1"}) == 3);
+	CHECK(h.out.str() == "/dev/nvme2n1: not an fxblk member (primary label: no fxblk label "
+			     "(magic not found); backup label: no fxblk label (magic not found))\n");
+	CHECK(h.run({"examine", "--export", "/dev/nvme2n1"}) == 0);
+	CHECK(h.out.str().empty());
+	CHECK(h.run({"-o", "json", "examine", "/dev/nvme2n1"}) == 3);
+	j = nlohmann::json::parse(h.out.str());
+	CHECK(j["member"] == false);
+	CHECK(j["label"].is_null());
+	CHECK(j["label_source"].is_null());
+
+	CHECK(h.run({"examine"}) == 2);
+	CHECK(h.run({"help", "examine"}) == 0);
+	CHECK(has(h.out.str(), "Usage: fxctl examine [--export] DEVICE"));
+}
+
+TEST_CASE("remove wipes the volume's own labels, nothing else")
+{
+	Harness h;  // fixed volume "vol1" on nvme0n1..nvme3n1
+	label::MemberLabel own = labelled(0);
+	own.label->volume_name = "vol1";
+	h.members.labels["/dev/nvme0n1"] = own;
+	own.label->member_index = 1;
+	h.members.labels["/dev/nvme1n1"] = own;
+	own.label->member_index = 3;  // index mismatch: not this member's label
+	h.members.labels["/dev/nvme2n1"] = own;
+	h.members.labels["/dev/nvme3n1"] = labelled(3);  // another volume's
+	REQUIRE(h.run({"remove", "vol1"}) == 0);
+	CHECK(h.members.wipes == std::vector<std::string>{"/dev/nvme0n1", "/dev/nvme1n1"});
+}
