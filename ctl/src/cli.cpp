@@ -1,5 +1,7 @@
 #include "cli.hpp"
 
+#include "assemble.hpp"
+#include "command.hpp"
 #include "error.hpp"
 #include "label.hpp"
 #include "render.hpp"
@@ -22,32 +24,6 @@ namespace {
 
 constexpr std::uint64_t reserved_tail_bytes = 1 * MiB;  // labels at the end
 constexpr std::uint64_t min_data_offset_bytes = 4 * MiB;  // labels at the start
-
-struct Ctx {
-	Env &env;
-	po::variables_map vm;
-	po::parsed_options parsed{nullptr};  // the command's own options, in order
-	bool as_json = false;
-	bool verbose = false;
-
-	void print(const json &doc, const std::string &text) const
-	{
-		if (as_json)
-			env.out << doc.dump(2) << '\n';
-		else
-			env.out << text;
-	}
-};
-
-struct Command {
-	const char *name;
-	const char *synopsis;
-	const char *summary;  // one line, for the command list
-	const char *help;     // paragraphs for 'fxctl help CMD'
-	void (*options)(po::options_description &, po::options_description &hidden,
-			po::positional_options_description &);
-	int (*handler)(Ctx &);
-};
 
 // ---- kernel errors -> messages that name the object and the fix --------
 
@@ -439,6 +415,9 @@ int cmd_create(Ctx &ctx)
 	if (force)
 		for (const auto &d : devs)
 			io.erase_signatures(d.path);
+	// Until CREATE is done: udev's incremental must not assemble the
+	// volume from these labels first (assemble.hpp).
+	auto assembly_lock = try_assembly_lock();
 	std::size_t written = 0;
 	auto unlabel = [&] {
 		for (std::size_t i = 0; i < written; i++) {
@@ -495,6 +474,31 @@ int cmd_examine(Ctx &ctx)
 	return ml.label ? exit_ok : exit_not_found;
 }
 
+// A removed volume is gone for good: its labels go too, so the members
+// count as free again (the data area is not touched). Only labels naming
+// this volume at this member's index are wiped; a member that cannot be
+// read (gone) is skipped with a warning.
+void unlabel_members(Ctx &ctx, const Volume &v)
+{
+	MemberIO &io = ctx.env.members();
+	for (const auto &m : v.members) {
+		std::string dev = "/dev/" + m.disk;
+		try {
+			label::MemberLabel ml = io.read_label(dev);
+			if (!ml.label || ml.label->volume_name != v.name ||
+			    ml.label->member_index != m.index)
+				continue;
+			io.wipe_label(dev);
+			if (ctx.verbose)
+				ctx.env.err << fmt::format("fxctl: wiped the label of {} on {}\n",
+							   quote(v.name), dev);
+		} catch (const std::exception &e) {
+			ctx.env.err << fmt::format("fxctl: warning: label of {} left on {}: {}\n",
+						   quote(v.name), dev, e.what());
+		}
+	}
+}
+
 int cmd_remove(Ctx &ctx)
 {
 	VolumeRef ref = need_ref(ctx);
@@ -512,24 +516,8 @@ int cmd_remove(Ctx &ctx)
 				    errno_error(EOPNOTSUPP));
 	}
 	Volume v = get_volume(*c, ref, "remove");
-	std::string object = fmt::format("{} ({})", v.disk, v.name);
-	try {
-		// Name and index: if the volume was removed and another created
-		// in between, the kernel refuses instead of removing the new one.
-		c->destroy(VolumeRef{v.index, v.name}, force);
-	} catch (const KernelError &e) {
-		if (e.err() == EBUSY)
-			throw Error(fmt::format("{} is open (mounted or in use); unmount it first, "
-						"or use 'fxctl remove --force' to fail its I/O and "
-						"remove it now", object),
-				    errno_error(EBUSY));
-		if (e.err() == ENOENT)
-			throw Error(fmt::format("{} was removed or replaced while fxctl was "
-						"removing it; nothing was removed; see 'fxctl list'",
-						object),
-				    errno_error(ENOENT));
-		fail(e, "remove", "remove", object);
-	}
+	destroy_volume(*c, v, force);
+	unlabel_members(ctx, v);
 	json doc = volume_doc(v);
 	std::string text = text_removed(doc);
 	if (force && v.open_count)
@@ -752,8 +740,31 @@ const Command commands[] = {
 	{"remove", "remove [--force] NAME", "Remove a volume.",
 	 "Remove a volume (NAME, fxN or /dev/fxN). Refused while it is open (exit 4), "
 	 "unless --force: then its I/O fails with EIO at once, the name is free again and "
-	 "/dev/fxN disappears at its last close (for a volume whose member is gone). Data "
-	 "on the members is not touched.", remove_options, cmd_remove},
+	 "/dev/fxN disappears at its last close (for a volume whose member is gone). The "
+	 "volume's labels on the members are wiped; their data area is not touched.", remove_options, cmd_remove},
+	{"assemble", "assemble NAME|UUID|--all", "Start volumes from their members' labels.",
+	 "Find the members of volume NAME (or UUID) by their labels among the block devices "
+	 "present, check them and create the volume with the labels' geometry, members in "
+	 "stripe order whatever their nvmeXnY names are now. Refused, naming the device or "
+	 "the member, when a member is missing (exit 3), foreign (its identity is not the "
+	 "one the labels record for its index), has a stale label (an older generation "
+	 "than the others) or when two devices claim the same index: never a partial "
+	 "volume. A volume already running over the same devices is reported (exit 0). "
+	 "--all does this for every volume found.\n\nExample: fxctl assemble kv-cache",
+	 assemble_options, cmd_assemble},
+	{"stop", "stop NAME|--all", "Stop a volume; its labels stay.",
+	 "Remove the volume from the kernel without touching its members or their labels "
+	 "(like mdadm --stop): 'fxctl assemble' or udev starts it again. Refused while the "
+	 "volume is open (exit 4). --all stops every volume that is not open and reports "
+	 "the others.", stop_options, cmd_stop},
+	{"incremental", "incremental DEVICE", "Add one member as it appears (for udev).",
+	 "Called by the udev rule for every block device carrying an fxblk label: records "
+	 "DEVICE under /run/fxblk/<volume uuid>/ and, once every member of its volume is "
+	 "there, assembles the volume. Says what it is waiting for until then. Safe to run "
+	 "concurrently for several members (one at a time under a lock on /run/fxblk/lock) "
+	 "and again (a running volume is reported, exit 0). A device without a label: "
+	 "nothing to do, exit 0. Refused like assemble (exit 1) for foreign, stale or "
+	 "duplicated members.", incremental_options, cmd_incremental},
 	{"list", "list", "List all volumes with their state.",
 	 "List all volumes: disk, name, state (live, failing, gone), capacity, chunk, "
 	 "members, open count and flags (read-only, nowait, removed).", no_options,
@@ -808,7 +819,7 @@ std::string main_help()
 	s << "Usage: fxctl [OPTIONS] COMMAND [ARGS]\n\n"
 	     "Manage fxblk striped volumes over NVMe-oF namespaces.\n\nCommands:\n";
 	for (const auto &c : commands)
-		s << fmt::format("  {:<9} {}\n", c.name, c.summary);
+		s << fmt::format("  {:<12} {}\n", c.name, c.summary);
 	s << '\n' << global_options()
 	  << "\nRun 'fxctl help COMMAND' or 'fxctl COMMAND --help' for a command's options.\n"
 	  << exit_status_help;
@@ -934,6 +945,34 @@ int dispatch(const std::vector<std::string> &args, Env &env, bool &as_json)
 }
 
 }  // namespace
+
+void destroy_volume(Client &c, const Volume &v, bool force)
+{
+	std::string object = fmt::format("{} ({})", v.disk, v.name);
+	try {
+		// Name and index: if the volume was removed and another created
+		// in between, the kernel refuses instead of removing the new one.
+		c.destroy(VolumeRef{v.index, v.name}, force);
+	} catch (const KernelError &e) {
+		if (e.err() == EBUSY)
+			throw Error(fmt::format("{} is open (mounted or in use); unmount it first, "
+						"or use 'fxctl remove --force' to fail its I/O and "
+						"remove it now", object),
+				    errno_error(EBUSY));
+		if (e.err() == ENOENT)
+			throw Error(fmt::format("{} was removed or replaced while fxctl was "
+						"removing it; nothing was removed; see 'fxctl list'",
+						object),
+				    errno_error(ENOENT));
+		fail(e, "remove", "remove", object);
+	}
+}
+
+void fail_kernel(const KernelError &e, const std::string &verb, const std::string &command,
+		 const std::string &object)
+{
+	fail(e, verb, command, object);
+}
 
 std::uint64_t default_data_offset(std::uint64_t chunk_bytes)
 {

@@ -611,7 +611,9 @@ TEST_CASE("help: per-command summaries, 'help CMD', exit codes documented")
 	Harness h;
 	CHECK(h.run({"help"}) == 0);
 	CHECK(h.out.str().find("3 not found, 4 busy") != std::string::npos);
-	CHECK(h.out.str().find("  stats     Show per-member I/O counters and latency.\n") !=
+	CHECK(h.out.str().find("  stats        Show per-member I/O counters and latency.\n") !=
+	      std::string::npos);
+	CHECK(h.out.str().find("  incremental  Add one member as it appears (for udev).\n") !=
 	      std::string::npos);
 	CHECK(h.run({"help", "create"}) == 0);
 	CHECK(h.out.str().find("Usage: fxctl create NAME") != std::string::npos);

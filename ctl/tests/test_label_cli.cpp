@@ -243,3 +243,18 @@ TEST_CASE("examine: text, json and --export")
 	CHECK(h.run({"help", "examine"}) == 0);
 	CHECK(has(h.out.str(), "Usage: fxctl examine [--export] DEVICE"));
 }
+
+TEST_CASE("remove wipes the volume's own labels, nothing else")
+{
+	Harness h;  // fixed volume "vol1" on nvme0n1..nvme3n1
+	label::MemberLabel own = labelled(0);
+	own.label->volume_name = "vol1";
+	h.members.labels["/dev/nvme0n1"] = own;
+	own.label->member_index = 1;
+	h.members.labels["/dev/nvme1n1"] = own;
+	own.label->member_index = 3;  // index mismatch: not this member's label
+	h.members.labels["/dev/nvme2n1"] = own;
+	h.members.labels["/dev/nvme3n1"] = labelled(3);  // another volume's
+	REQUIRE(h.run({"remove", "vol1"}) == 0);
+	CHECK(h.members.wipes == std::vector<std::string>{"/dev/nvme0n1", "/dev/nvme1n1"});
+}

@@ -171,3 +171,53 @@ fx_crash() {
 	sleep 10
 	fail "still running 10 s after sysrq b"
 }
+
+# NVMe-oF members by their target subsystem (init connects member I to
+# subsystem $FX_NQN_BASE<I> at $FX_TARGET_IP), for tests that disconnect and
+# reconnect members: kernel names (nvmeXnY) change, the subsystems do not.
+FX_TARGET_IP=10.0.0.1
+FX_NQN_BASE=nqn.2026-11.io.fxblk.lab:member
+# fx_member_dev I: /dev/nvmeXnY of member I now, or fail-free status 1 if absent
+fx_member_dev() {
+	local d
+	for d in /sys/block/nvme*n*; do
+		case ${d##*/} in *c*) continue ;; esac	# multipath path nodes
+		[ "$(cat "$d/device/subsysnqn" 2>/dev/null)" = "$FX_NQN_BASE$1" ] &&
+			[ "$(cat "$d/size" 2>/dev/null)" != 0 ] && { echo "/dev/${d##*/}"; return 0; }
+	done
+	return 1
+}
+# fx_member_connect I...: connect members I... in that order, each waited for
+fx_member_connect() {
+	local i w
+	for i in "$@"; do
+		nvme connect -t rdma -a $FX_TARGET_IP -s 4420 -n "$FX_NQN_BASE$i" >/dev/null ||
+			fail "nvme connect member $i"
+		for ((w = 0; w < 600; w++)); do
+			fx_member_dev "$i" >/dev/null && [ -b "$(fx_member_dev "$i")" ] && break
+			sleep 0.05
+		done
+		fx_member_dev "$i" >/dev/null || fail "member $i: no namespace 30 s after connecting"
+	done
+}
+# fx_member_disconnect I...: disconnect members I..., waiting until they are gone
+fx_member_disconnect() {
+	local i w
+	for i in "$@"; do
+		nvme disconnect -n "$FX_NQN_BASE$i" >/dev/null || fail "nvme disconnect member $i"
+		for ((w = 0; w < 600; w++)); do
+			fx_member_dev "$i" >/dev/null || break
+			sleep 0.05
+		done
+		! fx_member_dev "$i" >/dev/null || fail "member $i still present 30 s after disconnecting"
+	done
+}
+# fx_wait_path PATH [SECONDS]: wait (default 30 s) until PATH exists
+fx_wait_path() {
+	local w
+	for ((w = 0; w < ${2:-30} * 10; w++)); do
+		[ -e "$1" ] && return 0
+		sleep 0.1
+	done
+	return 1
+}

@@ -99,7 +99,7 @@ nlx "data range overflowing u64" EINVAL "^fxblk: member 0 \\($N0\\): data range 
 nlx "data range past the end" EINVAL "^fxblk: member 0 \\($N0\\): data range exceeds member size\$" \
 	--cmd create --name t14n --member "${M[0]},off=8192,sectors=$((SZ0 - 8191))"
 nlx "no whole chunk after the offset" EINVAL '^fxblk: capacity invalid: smallest member holds 0 chunks$' \
-	--cmd create --name t14n --chunk 1024 --member "${M[0]},off=$((SZ0 - 8))"
+	--cmd create --name t14n --chunk 1024 --member "${M[0]},off=$((SZ0 - 2048 - 8))"
 nvols_is 0 "after refused creates"
 # the first 4 MiB of a member are reserved for labels (docs/on-disk-format.md)
 nlx "data offset inside the reserved label area" EINVAL '(reserved|label)' \

@@ -5,7 +5,8 @@
 # kernel keeps the data area out of the 1 MiB end reserve; create refuses a
 # member with an xfs signature or another volume's label unless --force;
 # a destroyed primary label -> examine uses the backup and says so; both
-# destroyed -> not a member (exit 3; --export prints nothing, exit 0).
+# destroyed -> not a member (exit 3; --export prints nothing, exit 0);
+# fxctl remove wipes the volume's labels, so the members can be reused.
 # --break CHECK makes one check fail on purpose (see the case below).
 . /lab/lib.sh
 BREAK=
@@ -14,6 +15,8 @@ read -r -a M <<<"${FX_MEMBERS:-}"
 [ "${#M[@]}" -ge 4 ] || fail "needs 4 members in FX_MEMBERS (got '${FX_MEMBERS:-}')"
 fx_load
 cleanup() { fxctl remove lab30 >/dev/null 2>&1; }
+# stop NAME: remove the volume but keep its labels (fxctl remove wipes them)
+stop() { fx_run fxblk-nltest --label "stop $1" --expect OK --cmd destroy --name "$1"; }
 trap cleanup EXIT
 LB=16384
 SZ=$(blockdev --getsize64 "${M[0]}") || fail "blockdev --getsize64 ${M[0]}"
@@ -56,7 +59,7 @@ FXBLK_LABEL=primary" "examine --export"
 # --- data area: off the end reserve, and the kernel refuses reaching into it
 read -r DO DB < <(jqr '.volume.members[0] | "\(.data_offset_bytes) \(.data_bytes)"')
 [ $((DO + DB)) -le $((SZ - 1048576)) ] || fail "data area $DO+$DB reaches the last 1 MiB of $SZ bytes"
-fx_run fxctl remove lab30
+stop lab30
 S=$((SZ / 512)); ROOM=$((S - 8192 - 2048))
 [ "$BREAK" = tail ] && ROOM=$((ROOM - 1))
 fx_run fxblk-nltest --label "data into the end reserve" --expect EINVAL \
@@ -86,7 +89,7 @@ fx_json fxctl -o json examine "${M[2]}"
 read -r idx NEWUUID < <(jqr '"\(.label.member_index) \(.label.volume_uuid)"')
 expect_eq "$idx" 2 "relabelled member index"
 [ "$NEWUUID" != "$UUID" ] || fail "create --force kept the old volume uuid"
-fx_run fxctl remove lab30
+stop lab30
 
 # --- primary destroyed -> backup; both destroyed -> not a member -------------
 m=${M[1]}
@@ -102,7 +105,7 @@ fx_run fxctl examine --export "$m"
 expect_match "$FX_OUT" '^FXBLK_LABEL=backup$' "--export names the backup"
 # a corrupted (not zeroed) primary: refused for its crc, backup serves
 fxctl create --force lab30 "${M[@]}" >/dev/null 2>&1 || fail "re-create"
-fxctl remove lab30 >/dev/null || fail "remove"
+stop lab30
 printf 'X' | dd of="$m" bs=1 seek=$((4096 + 40)) conv=notrunc,fsync 2>/dev/null
 fx_run fxctl examine "$m"
 expect_match "$FX_OUT" 'primary label: bad crc32c: stored [0-9a-f]{8}, computed [0-9a-f]{8}' "corrupted primary: reason"
@@ -118,4 +121,12 @@ expect_eq "$FX_OUT" "" "--export on a non-member prints nothing (exit 0)"
 J=$(fxctl -o json examine "$m" 2>/dev/null); rc=$?
 expect_eq "$rc" 3 "examine -o json on a non-member: exit status"
 expect_eq "$(jq -r '.member, .label, .primary.blank, .backup.blank' <<<"$J" | paste -sd,)" "false,null,true,true" "examine -o json on a non-member"
+# --- fxctl remove wipes the volume's labels: the members are free again -------
+fx_run fxctl create --force lab30 "${M[@]}"
+[ "$BREAK" = remove ] && stop lab30 || fx_run fxctl -v remove lab30
+for m in "${M[@]}"; do
+	fx_expect_fail --rc 3 --msg 'not an fxblk member' fxctl examine "$m"
+done
+fx_run fxctl create lab30 "${M[@]}"
+fx_run fxctl remove lab30
 pass "labels written on every member, refusals name xfs/fxblk labels, backup serves, both lost = not a member"

@@ -1,0 +1,424 @@
+#include "assemble.hpp"
+
+#include "assembly_plan.hpp"
+#include "scan.hpp"
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <fcntl.h>
+#include <filesystem>
+#include <fmt/format.h>
+#include <fstream>
+#include <streambuf>
+#include <sys/file.h>
+#include <unistd.h>
+
+namespace fxctl {
+namespace po = boost::program_options;
+namespace fs = std::filesystem;
+namespace {
+
+// Where scans report unreadable devices: stderr with -v, else nowhere.
+std::ostream &scan_log(const Ctx &ctx)
+{
+	struct NullBuf final : std::streambuf {
+		int overflow(int c) override { return c; }
+	};
+	static NullBuf buf;
+	static std::ostream null(&buf);
+	return ctx.verbose ? ctx.env.err : null;
+}
+
+std::string volume_object(const label::Label &l)
+{
+	return fmt::format("\"{}\" ({})", l.volume_name, label::uuid_to_string(l.volume_uuid));
+}
+
+std::string devnames(const std::vector<Candidate> &cands)
+{
+	std::string s;
+	for (const auto &c : cands)
+		s += (s.empty() ? "" : " ") + c.devname;
+	return s;
+}
+
+// Only members missing (more may come): the set is incomplete, not wrong.
+bool only_missing(const Plan &p)
+{
+	return !p.missing.empty() && p.problems.size() == p.missing.size();
+}
+
+std::string refusal(const Plan &p)
+{
+	std::string msg = fmt::format("cannot assemble {}: {}", volume_object(p.reference),
+				      p.summary());
+	for (const auto &why : p.problems)
+		msg += "\n  " + why;
+	for (const auto &w : p.warnings)
+		msg += "\n  note: " + w;
+	return msg;
+}
+
+// Warnings of a plan that goes ahead, on stderr.
+void warn(const Ctx &ctx, const Plan &p)
+{
+	for (const auto &w : p.warnings)
+		ctx.env.err << "fxctl: warning: " << w << '\n';
+}
+
+// A member missing: exit 3 (not found); anything else wrong: exit 1.
+[[noreturn]] void refuse(const Plan &p)
+{
+	throw Error(refusal(p), p.missing.empty() ? std::error_code() : errno_error(ENODEV));
+}
+
+json plan_doc(const Plan &p, const std::string &status, const Volume *v)
+{
+	json d;
+	d["name"] = p.reference.volume_name;
+	d["uuid"] = label::uuid_to_string(p.reference.volume_uuid);
+	d["status"] = status;  // assembled, running, waiting, refused
+	d["disk"] = v ? json(v->disk) : json(nullptr);
+	json members = json::array();
+	for (const auto &c : p.ordered)
+		members.push_back(c.devnode);
+	d["members"] = members;
+	d["problems"] = p.problems;
+	d["warnings"] = p.warnings;
+	return d;
+}
+
+struct Outcome {
+	std::string status;  // "assembled" or "running"
+	Volume volume;
+};
+
+std::string outcome_text(const Plan &p, const Outcome &o)
+{
+	if (o.status == "running")
+		return fmt::format("{} is already running as {}\n", volume_object(p.reference),
+				   o.volume.disk);
+	return fmt::format("assembled {} as /dev/{} from {}\n", volume_object(p.reference),
+			   o.volume.disk, devnames(p.ordered));
+}
+
+// CREATE the volume of a complete plan, members in index order with the
+// labels' geometry, unless it already runs over the same devices.
+Outcome start(Ctx &ctx, const Plan &p)
+{
+	const label::Label &ref = p.reference;
+	std::vector<BlockDevice> devs;
+	for (const auto &c : p.ordered)
+		devs.push_back(ctx.env.blockdevs().probe(c.devnode));
+	auto client = ctx.env.connect();
+	auto running = [&]() -> std::optional<Volume> {
+		for (auto &v : client->list()) {
+			if (v.name != ref.volume_name)
+				continue;
+			bool same = v.members.size() == devs.size();
+			for (std::size_t i = 0; same && i < devs.size(); ++i)
+				same = v.members[i].major == devs[i].major &&
+				       v.members[i].minor == devs[i].minor;
+			if (same)
+				return v;
+			throw Error(fmt::format("cannot assemble {}: a volume of that name already "
+						"runs as {} over other devices; stop it first "
+						"('fxctl stop {}')",
+						volume_object(ref), v.disk, v.name),
+				    errno_error(EEXIST));
+		}
+		return std::nullopt;
+	};
+	if (auto v = running())
+		return {"running", *v};
+	for (std::size_t i = 0; i < devs.size(); ++i)
+		if (!devs[i].holders.empty())
+			throw Error(fmt::format("cannot assemble {}: {} (member {}) is in use by {}; "
+						"stop or remove {} first",
+						volume_object(ref), devs[i].path, i,
+						devs[i].holders.front(), devs[i].holders.front()),
+				    errno_error(EBUSY));
+	CreateRequest req;
+	req.name = ref.volume_name;
+	req.chunk_sectors = ref.chunk_sectors;
+	for (const auto &d : devs)
+		req.members.push_back({d.major, d.minor, ref.data_offset_sectors, ref.data_sectors});
+	try {
+		return {"assembled", client->create(req)};
+	} catch (const KernelError &e) {
+		// Another fxctl (udev's incremental) won the race: fine if it
+		// is the same volume.
+		if (e.err() == EEXIST)
+			if (auto v = running())
+				return {"running", *v};
+		fail_kernel(e, "assemble", "assemble", volume_object(ref));
+	}
+}
+
+void write_record(const fs::path &file, const label::Label &l, const std::string &devnode)
+{
+	fs::path tmp = file;
+	tmp += ".tmp";
+	{
+		std::ofstream out(tmp, std::ios::trunc);
+		out << fmt::format("device {}\nindex {}\ngeneration {}\n", devnode,
+				   l.member_index, l.generation);
+		if (!out.flush())
+			throw Error(fmt::format("cannot write {}", tmp.string()), errno_error(EIO));
+	}
+	fs::rename(tmp, file);
+}
+
+// The members recorded for one volume, each re-read: a record whose device
+// is gone or no longer carries this volume's label is dropped.
+std::vector<Candidate> recorded_members(const fs::path &dir, const VolumeUuid &uuid,
+					std::ostream &log)
+{
+	std::vector<Candidate> out;
+	for (const auto &e : fs::directory_iterator(dir)) {
+		std::string name = e.path().filename().string();
+		if (name.ends_with(".tmp"))
+			continue;
+		Candidate c;
+		if (fs::exists("/dev/" + name))
+			c = read_candidate(name, log);
+		if (!c.ml.label || c.ml.label->volume_uuid != uuid) {
+			fs::remove(e.path());
+			continue;
+		}
+		out.push_back(std::move(c));
+	}
+	return out;
+}
+
+}  // namespace
+
+std::filesystem::path run_dir()
+{
+	const char *d = std::getenv("FXBLK_RUN_DIR");
+	return d && *d ? d : default_run_dir;
+}
+
+RunLock::RunLock(const std::filesystem::path &path)
+{
+	fd_ = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	if (fd_ < 0)
+		throw Error(fmt::format("cannot open the lock file {}: {}", path.string(),
+					std::strerror(errno)),
+			    errno_error(errno));
+	while (flock(fd_, LOCK_EX) < 0) {
+		if (errno == EINTR)
+			continue;
+		int err = errno;
+		close(fd_);
+		throw Error(fmt::format("cannot lock {}: {}", path.string(), std::strerror(err)),
+			    errno_error(err));
+	}
+}
+
+RunLock::~RunLock()
+{
+	close(fd_);  // releases the lock
+}
+
+std::unique_ptr<RunLock> try_assembly_lock()
+{
+	try {
+		std::filesystem::create_directories(run_dir());
+		return std::make_unique<RunLock>(run_dir() / "lock");
+	} catch (const std::exception &) {
+		return nullptr;
+	}
+}
+
+void assemble_options(po::options_description &opts, po::options_description &hidden,
+		      po::positional_options_description &pos)
+{
+	opts.add_options()("all,a", po::bool_switch(),
+			   "assemble every complete volume found (other volumes are reported)");
+	hidden.add_options()("target", po::value<std::string>(), "volume name or UUID");
+	pos.add("target", 1);
+}
+
+void stop_options(po::options_description &opts, po::options_description &hidden,
+		  po::positional_options_description &pos)
+{
+	opts.add_options()("all,a", po::bool_switch(), "stop every volume that is not open");
+	hidden.add_options()("name", po::value<std::string>(), "volume");
+	pos.add("name", 1);
+}
+
+void incremental_options(po::options_description &, po::options_description &hidden,
+			 po::positional_options_description &pos)
+{
+	hidden.add_options()("device", po::value<std::string>(), "member device");
+	pos.add("device", 1);
+}
+
+int cmd_assemble(Ctx &ctx)
+{
+	bool all = ctx.vm["all"].as<bool>();
+	if (all == (ctx.vm.count("target") > 0))
+		throw UsageError("assemble needs a volume NAME or UUID, or --all");
+	std::vector<Plan> plans;
+	for (const auto &[uuid, group] : group_by_volume(scan_members(scan_log(ctx))))
+		plans.push_back(plan_volume(group));
+
+	if (!all) {
+		std::string target = ctx.vm["target"].as<std::string>();
+		auto uuid = label::uuid_from_string(target);
+		std::vector<const Plan *> match;
+		for (const auto &p : plans)
+			if (uuid ? p.reference.volume_uuid == *uuid
+				 : p.reference.volume_name == target)
+				match.push_back(&p);
+		if (match.empty())
+			throw Error(fmt::format("no member of a volume {} \"{}\" found among the "
+						"block devices present; connect its members ('nvme "
+						"list' shows what is connected) or see 'fxctl examine "
+						"DEV'",
+						uuid ? "with UUID" : "named", target),
+				    errno_error(ENOENT));
+		if (match.size() > 1) {
+			std::string ids;
+			for (const auto *p : match)
+				ids += "\n  " + p->summary();
+			throw Error(fmt::format("more than one volume is named \"{}\"; assemble one "
+						"by its UUID:{}", target, ids),
+				    errno_error(EINVAL));
+		}
+		const Plan &p = *match.front();
+		if (!p.ok())
+			refuse(p);
+		warn(ctx, p);
+		Outcome o = start(ctx, p);
+		ctx.print(plan_doc(p, o.status, &o.volume), outcome_text(p, o));
+		return exit_ok;
+	}
+
+	json docs = json::array();
+	std::string text;
+	int rc = exit_ok;
+	for (const auto &p : plans) {
+		if (!p.ok()) {
+			ctx.env.err << "fxctl: " << refusal(p) << '\n';
+			docs.push_back(plan_doc(p, "refused", nullptr));
+			rc = exit_runtime;
+			continue;
+		}
+		try {
+			warn(ctx, p);
+			Outcome o = start(ctx, p);
+			docs.push_back(plan_doc(p, o.status, &o.volume));
+			text += outcome_text(p, o);
+		} catch (const Error &e) {
+			ctx.env.err << "fxctl: " << e.what() << '\n';
+			docs.push_back(plan_doc(p, "refused", nullptr));
+			rc = exit_runtime;
+		}
+	}
+	if (plans.empty())
+		text = "no fxblk members found\n";
+	ctx.print(json{{"volumes", docs}}, text);
+	return rc;
+}
+
+int cmd_stop(Ctx &ctx)
+{
+	bool all = ctx.vm["all"].as<bool>();
+	if (all == (ctx.vm.count("name") > 0))
+		throw UsageError("stop needs a volume NAME (a name, fxN or /dev/fxN) or --all");
+	auto client = ctx.env.connect();
+	std::vector<Volume> vols;
+	if (all) {
+		vols = client->list();
+	} else {
+		VolumeRef ref = VolumeRef::parse(ctx.vm["name"].as<std::string>());
+		try {
+			vols.push_back(client->get(ref));
+		} catch (const KernelError &e) {
+			fail_kernel(e, "stop", "stop", ref.display());
+		}
+	}
+	json docs = json::array();
+	std::string text;
+	int rc = exit_ok;
+	for (const auto &v : vols) {
+		try {
+			destroy_volume(*client, v, false);
+		} catch (const Error &e) {
+			if (!all)
+				throw;
+			ctx.env.err << "fxctl: " << e.what() << '\n';
+			rc = exit_code_for_errno(e.code().value());
+			continue;
+		}
+		docs.push_back(volume_doc(v));
+		text += fmt::format("stopped {} ({}); its members keep their labels: 'fxctl "
+				    "assemble {}' starts it again\n", v.disk, v.name, v.name);
+	}
+	if (all)
+		ctx.print(json{{"stopped", docs}}, vols.empty() ? "no volumes running\n" : text);
+	else
+		ctx.print(docs.front(), text);
+	return rc;
+}
+
+int cmd_incremental(Ctx &ctx)
+{
+	if (!ctx.vm.count("device"))
+		throw UsageError("incremental needs a DEVICE (e.g. /dev/nvme0n1)");
+	std::string arg = ctx.vm["device"].as<std::string>();
+	std::error_code ec;
+	fs::path real = fs::canonical(arg, ec);
+	if (ec)
+		throw Error(fmt::format("cannot access {}: {}", arg, ec.message()),
+			    errno_error(ENOENT));
+	std::ostream &log = scan_log(ctx);
+	Candidate self = read_candidate(real.filename().string(), log);
+	if (!self.ml.label) {
+		std::string why = self.ml.primary_reason.empty()
+					  ? ""
+					  : fmt::format(" (primary label: {}; backup: {})",
+							self.ml.primary_reason,
+							self.ml.backup_reason);
+		ctx.print(json{{"device", self.devnode}, {"status", "not-a-member"}},
+			  fmt::format("{} is not an fxblk member{}; nothing to do\n", self.devnode,
+				      why));
+		return exit_ok;
+	}
+	const label::Label &l = *self.ml.label;
+	fs::path dir = run_dir() / label::uuid_to_string(l.volume_uuid);
+	fs::create_directories(dir);
+	// One incremental at a time: with several members appearing together,
+	// exactly one of them sees the set complete and creates the volume.
+	RunLock lock(run_dir() / "lock");
+	// A create may have held the lock meanwhile (and wiped the labels when
+	// its CREATE failed): what counts is the label now.
+	Candidate now = read_candidate(self.devname, log);
+	if (!now.ml.label || now.ml.label->volume_uuid != l.volume_uuid) {
+		ctx.print(json{{"device", self.devnode}, {"status", "not-a-member"}},
+			  fmt::format("{}: its label changed meanwhile; nothing to do\n",
+				      self.devnode));
+		return exit_ok;
+	}
+	write_record(dir / self.devname, l, self.devnode);
+	Plan p = plan_volume(recorded_members(dir, l.volume_uuid, log));
+	if (only_missing(p)) {
+		std::string text = fmt::format("{}: member {} of {}; waiting: {}", self.devnode,
+					       l.member_index, volume_object(l), p.summary());
+		for (const auto &why : p.problems)
+			text += "\n  " + why;
+		ctx.print(plan_doc(p, "waiting", nullptr), text + '\n');
+		return exit_ok;
+	}
+	if (!p.ok())
+		refuse(p);
+	warn(ctx, p);
+	Outcome o = start(ctx, p);
+	ctx.print(plan_doc(p, o.status, &o.volume), outcome_text(p, o));
+	return exit_ok;
+}
+
+}  // namespace fxctl

@@ -1,0 +1,52 @@
+// Volumes from their labels: `assemble` (by name, UUID or all), `stop` and
+// `incremental` (one device at a time, for udev). The commands' entries in
+// the table are in cli.cpp; the policy is assembly_plan.hpp.
+#pragma once
+
+#include "command.hpp"
+
+#include <filesystem>
+#include <memory>
+#include <string>
+
+namespace fxctl {
+
+// Where `incremental` records the members it has seen: RUN_DIR/<uuid>/<disk>,
+// serialised by flock on RUN_DIR/lock. FXBLK_RUN_DIR overrides (tests).
+inline constexpr const char *default_run_dir = "/run/fxblk";
+std::filesystem::path run_dir();
+
+// An exclusive flock on @path, held for the object's lifetime. Throws Error
+// naming the file.
+class RunLock {
+public:
+	explicit RunLock(const std::filesystem::path &path);
+	~RunLock();
+	RunLock(const RunLock &) = delete;
+	RunLock &operator=(const RunLock &) = delete;
+
+private:
+	int fd_ = -1;
+};
+
+// The lock incremental holds, for create: held from before the labels are
+// written until the volume exists, so that udev's incremental (run for the
+// "change" events the label writes cause) finds the volume running instead
+// of creating it first. Best effort: none when RUN_DIR is not writable.
+std::unique_ptr<RunLock> try_assembly_lock();
+
+void assemble_options(boost::program_options::options_description &,
+		      boost::program_options::options_description &hidden,
+		      boost::program_options::positional_options_description &);
+void stop_options(boost::program_options::options_description &,
+		  boost::program_options::options_description &hidden,
+		  boost::program_options::positional_options_description &);
+void incremental_options(boost::program_options::options_description &,
+			 boost::program_options::options_description &hidden,
+			 boost::program_options::positional_options_description &);
+
+int cmd_assemble(Ctx &ctx);
+int cmd_stop(Ctx &ctx);
+int cmd_incremental(Ctx &ctx);
+
+}  // namespace fxctl

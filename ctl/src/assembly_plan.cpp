@@ -1,0 +1,150 @@
+#include "assembly_plan.hpp"
+
+#include <algorithm>
+#include <fmt/format.h>
+
+namespace fxctl {
+namespace {
+
+// "nvme2n1 (member 2)"
+std::string who(const Candidate &c)
+{
+	return fmt::format("{} (member {})", c.devname, c.ml.label->member_index);
+}
+
+// The first field in which two labels of one set disagree, or "".
+std::string disagreement(const label::Label &a, const label::Label &b)
+{
+	if (a.volume_name != b.volume_name)
+		return fmt::format("name \"{}\" vs \"{}\"", a.volume_name, b.volume_name);
+	if (a.member_count != b.member_count)
+		return fmt::format("member count {} vs {}", a.member_count, b.member_count);
+	if (a.chunk_sectors != b.chunk_sectors)
+		return fmt::format("chunk {} vs {} sectors", a.chunk_sectors, b.chunk_sectors);
+	if (a.data_offset_sectors != b.data_offset_sectors)
+		return fmt::format("data offset {} vs {} sectors", a.data_offset_sectors,
+				   b.data_offset_sectors);
+	if (a.data_sectors != b.data_sectors)
+		return fmt::format("data size {} vs {} sectors", a.data_sectors, b.data_sectors);
+	if (a.members != b.members)
+		return "the list of member identities";
+	return "";
+}
+
+}  // namespace
+
+std::map<VolumeUuid, std::vector<Candidate>> group_by_volume(std::vector<Candidate> cands)
+{
+	std::map<VolumeUuid, std::vector<Candidate>> groups;
+	for (auto &c : cands)
+		if (c.ml.label)
+			groups[c.ml.label->volume_uuid].push_back(std::move(c));
+	return groups;
+}
+
+std::string Plan::summary() const
+{
+	std::size_t present = ordered.size();
+	if (!ok())
+		present = reference.member_count - missing.size();
+	return fmt::format("volume \"{}\" ({}): {} of {} members present",
+			   reference.volume_name, label::uuid_to_string(reference.volume_uuid),
+			   present, reference.member_count);
+}
+
+Plan plan_volume(const std::vector<Candidate> &group)
+{
+	Plan p;
+	if (group.empty()) {
+		p.problems.push_back("no member of the volume is present");
+		return p;
+	}
+	// The newest generation decides; the first device carrying it is the
+	// reference every other label is compared with.
+	const Candidate *newest = &group.front();
+	for (const auto &c : group)
+		if (c.ml.label->generation > newest->ml.label->generation)
+			newest = &c;
+	p.reference = *newest->ml.label;
+	const label::Label &ref = p.reference;
+
+	std::map<std::uint32_t, std::vector<const Candidate *>> claims;
+	std::vector<bool> held(ref.member_count, false);  // by any label, stale too
+	for (const auto &c : group) {
+		const label::Label &l = *c.ml.label;
+		if (l.member_index < held.size())
+			held[l.member_index] = true;
+		if (l.generation < ref.generation) {
+			p.problems.push_back(fmt::format(
+				"{} has a stale label: generation {}, but {} has generation {}; it "
+				"missed an update of the set, so its data cannot be trusted",
+				who(c), l.generation, newest->devname, ref.generation));
+			continue;
+		}
+		std::string differs = disagreement(l, ref);
+		if (!differs.empty()) {
+			p.problems.push_back(fmt::format(
+				"{} and {} carry generation {} of the volume but disagree on {}",
+				c.devname, newest->devname, l.generation, differs));
+			continue;
+		}
+		if (l.member_index >= ref.member_count || ref.members.size() != ref.member_count) {
+			p.problems.push_back(fmt::format("{} claims index {} of a {}-member volume",
+							 c.devname, l.member_index, ref.member_count));
+			continue;
+		}
+		claims[l.member_index].push_back(&c);
+	}
+	// Per index: the device with the recorded identity is the member; a
+	// copy of its label elsewhere (the target's backing device seen
+	// locally, a dd clone) is foreign and ignored. Without such a device
+	// the index is missing, and foreign claimants are named.
+	std::vector<const Candidate *> chosen(ref.member_count, nullptr);
+	for (const auto &[index, devs] : claims) {
+		const label::MemberId &want = ref.members[index];
+		std::vector<const Candidate *> match, foreign;
+		for (const auto *d : devs)
+			(d->identity && *d->identity == want ? match : foreign).push_back(d);
+		if (match.size() > 1) {
+			std::string names;
+			for (const auto *d : match)
+				names += (names.empty() ? "" : " and ") + d->devname;
+			p.problems.push_back(fmt::format(
+				"{} all claim member index {} with its identity ({}); refusing to "
+				"guess which one is member {} (two paths to one namespace without "
+				"multipath?)", names, index, want.describe(), index));
+		} else if (match.size() == 1) {
+			chosen[index] = match.front();
+		}
+		for (const auto *f : foreign) {
+			std::string is = f->identity ? f->identity->describe()
+						     : "of unknown identity (not readable)";
+			std::string msg = fmt::format("{} is foreign: the labels record member {} as "
+						      "{}, but {} is {}", who(*f), index,
+						      want.describe(), f->devname, is);
+			if (match.empty())
+				p.problems.push_back(msg);
+			else
+				p.warnings.push_back(fmt::format("{} and {} claim member index {}; {}; "
+								 "ignored", match.front()->devname,
+								 f->devname, index, msg));
+		}
+		if (match.empty())
+			held[index] = false;  // reported missing below
+	}
+	for (std::uint32_t i = 0; i < ref.member_count; ++i) {
+		if (held[i])
+			continue;
+		p.missing.push_back(i);
+		p.problems.push_back(fmt::format(
+			"member {} of {} is missing: {}", i, ref.member_count,
+			i < ref.members.size() ? ref.members[i].describe() : "unknown identity"));
+	}
+	if (!p.ok())
+		return p;
+	for (const auto *c : chosen)
+		p.ordered.push_back(*c);
+	return p;
+}
+
+}  // namespace fxctl

@@ -1,0 +1,53 @@
+// What a command handler gets (Ctx) and how the command table in cli.cpp
+// describes a command, shared by the files that implement commands
+// (cli.cpp: volumes; assemble.cpp: assemble, stop, incremental).
+#pragma once
+
+#include "cli.hpp"
+#include "error.hpp"
+#include "render.hpp"
+
+#include <boost/program_options.hpp>
+#include <ostream>
+#include <string>
+
+namespace fxctl {
+
+struct Ctx {
+	Env &env;
+	boost::program_options::variables_map vm;
+	// the command's own options, in order
+	boost::program_options::parsed_options parsed{nullptr};
+	bool as_json = false;
+	bool verbose = false;
+
+	void print(const json &doc, const std::string &text) const
+	{
+		if (as_json)
+			env.out << doc.dump(2) << '\n';
+		else
+			env.out << text;
+	}
+};
+
+struct Command {
+	const char *name;
+	const char *synopsis;
+	const char *summary;  // one line, for the command list
+	const char *help;     // paragraphs for 'fxctl help CMD'
+	void (*options)(boost::program_options::options_description &,
+			boost::program_options::options_description &hidden,
+			boost::program_options::positional_options_description &);
+	int (*handler)(Ctx &);
+};
+
+// A kernel error as a message naming the object and the fix; @verb is what
+// failed ("create"), @command the fxctl command whose help to point at.
+[[noreturn]] void fail_kernel(const KernelError &e, const std::string &verb,
+			      const std::string &command, const std::string &object);
+
+// DESTROY @v by index and name (the kernel refuses if the name now belongs
+// to another volume); EBUSY and ENOENT become messages with the fix.
+void destroy_volume(Client &c, const Volume &v, bool force);
+
+}  // namespace fxctl

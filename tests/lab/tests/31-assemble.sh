@@ -1,0 +1,113 @@
+#!/bin/bash
+# lab: kernels=6.1,6.12 quick=6.12 members=4 size-mb=320 udev timeout=400
+# Volumes come back by themselves, through the real udevd and our rules
+# (udev/60-fxblk.rules, 61-fxblk-assembly.rules): create + mkfs.xfs + data,
+# stop, disconnect every member and reconnect them in another order (kernel
+# names change) -> the volume reappears with /dev/fx/<name> and the
+# /dev/disk/by-uuid link of its file system, data intact. Then what must not
+# assemble: 3 of 4 members (fxctl names the missing one; the 4th arriving
+# completes it), a member left at an older label generation, two members
+# claiming one index (member 0's label copied over member 1: the copy is
+# foreign, member 1 missing). The target's null_blk backing devices carry
+# the same labels without an NVMe identity: assemble ignores them (foreign
+# copies beside the real members) with a warning.
+. /lab/lib.sh
+[ "${FX_UDEV:-0}" = 1 ] || fail "udevd is not running: the header needs 'udev' (tests/lab/run --udev)"
+fx_load
+read -r -a M <<< "$FX_MEMBERS"
+V=kv-cache
+all_members() { local i; for i in 0 1 2 3; do fx_member_dev $i; done; }
+settle() { udevadm settle --timeout=60 || fail "udevadm settle timed out"; }
+no_volume() {	# no_volume WHY: the volume must not be running
+	settle
+	sleep 1	# RUN+= programs finish before settle returns; one more breath
+	settle
+	! fxdev $V >/dev/null || { ls -R /run/fxblk; fail "$V was assembled: $1"; }
+}
+trap 'umount /mnt/v 2>/dev/null' EXIT
+records() { ls /run/fxblk/"$VUUID" 2>/dev/null | wc -l; }
+
+log "create, file system, data"
+fx_run fxctl create $V --chunk 64K "${M[@]}"
+settle
+fx_wait_path /dev/fx/$V || fail "no /dev/fx/$V after create"
+mkfs.xfs -q -f -K /dev/fx/$V || fail "mkfs.xfs /dev/fx/$V"
+settle
+FSUUID=$(blkid -s UUID -o value /dev/fx/$V)
+[ -n "$FSUUID" ] || fail "blkid finds no file system UUID on /dev/fx/$V"
+fx_wait_path /dev/disk/by-uuid/"$FSUUID" 10 || fail "no /dev/disk/by-uuid/$FSUUID for the xfs on /dev/fx/$V"
+mkdir -p /mnt/v
+mount -t xfs /dev/disk/by-uuid/"$FSUUID" /mnt/v || fail "mount by UUID"
+dd if=/dev/urandom of=/mnt/v/data bs=1M count=16 status=none || fail "writing data"
+SUM=$(sha256sum < /mnt/v/data)
+umount /mnt/v || fail "umount"
+settle
+VUUID=$(fxctl examine --export "${M[0]}" | sed -n 's/^FXBLK_UUID=//p')
+[ -n "$VUUID" ] || fail "fxctl examine --export ${M[0]} prints no FXBLK_UUID"
+fx_run fxctl stop $V
+settle
+[ ! -e /dev/fx/$V ] || fail "/dev/fx/$V still there after stop"
+
+log "reconnect in another order: the volume assembles itself"
+fx_member_disconnect 0 1 2 3
+fx_member_connect 3 1 0 2
+[ "$(fx_member_dev 0)" != "${M[0]}" ] || fail "member 0 kept its name ${M[0]}: the reorder did not happen"
+log "members now: $(all_members | tr '\n' ' ')"
+settle
+fx_wait_path /dev/fx/$V 30 || { ls -R /run/fxblk; fail "$V did not assemble after its members came back"; }
+fx_json fxctl -o json show $V
+for i in 0 1 2 3; do
+	expect_eq "/dev/$(jqr ".volume.members[$i].disk")" "$(fx_member_dev $i)" "member $i of the assembled volume"
+done
+fx_wait_path /dev/disk/by-uuid/"$FSUUID" 10 || fail "no /dev/disk/by-uuid/$FSUUID after assembly"
+mount -t xfs /dev/disk/by-uuid/"$FSUUID" /mnt/v || fail "mount by UUID after assembly"
+expect_eq "$(sha256sum < /mnt/v/data)" "$SUM" "data after reassembly"
+umount /mnt/v || fail "umount"
+settle
+fx_run fxctl assemble $V
+expect_match "$FX_OUT" "already running" "assemble of a running volume"
+fx_run fxctl incremental "$(fx_member_dev 2)"
+expect_match "$FX_OUT" "already running" "incremental for a running volume"
+fx_run fxctl stop $V
+settle
+
+log "3 of 4 members: no volume, fxctl names the missing one"
+fx_member_disconnect 0 1 2 3
+fx_member_connect 0 1 3
+no_volume "member 2 is not connected"
+expect_eq "$(records)" 3 "members recorded under /run/fxblk/$VUUID"
+fx_expect_fail --rc 3 --msg "member 2 of 4 is missing: nsid 1 of ${FX_NQN_BASE}2" fxctl assemble $V
+fx_expect_fail --rc 3 --msg "member 2 of 4 is missing" fxctl assemble "$VUUID"
+fx_member_connect 2
+settle
+fx_wait_path /dev/fx/$V 30 || fail "$V did not assemble when its last member came"
+fx_run fxctl stop $V
+settle
+
+log "a member left at an older generation: refused"
+G=$(fxblk-labeltool generation "$(fx_member_dev 3)") || fail "reading the generation"
+for i in 0 1 2; do
+	fxblk-labeltool generation "$(fx_member_dev $i)" $((G + 1)) || fail "bumping member $i's generation"
+done
+no_volume "member 3 is at generation $G, the others at $((G + 1))"
+fx_expect_fail --rc 1 --msg "$(basename "$(fx_member_dev 3)") \(member 3\) has a stale label: generation $G" \
+	fxctl assemble $V
+# brought up to date, the set is whole again: the change event assembles it
+fxblk-labeltool generation "$(fx_member_dev 3)" $((G + 1)) || fail "bumping member 3's generation"
+settle
+fx_wait_path /dev/fx/$V 30 || fail "$V did not assemble once member 3 was at generation $((G + 1))"
+fx_run fxctl stop $V
+settle
+
+log "member 0's label copied onto member 1: duplicated index, foreign member"
+A=$(fx_member_dev 0) B=$(fx_member_dev 1)
+SZ=$(blockdev --getsize64 "$A")
+dd if="$A" of="$B" bs=4096 skip=1 seek=1 count=4 conv=notrunc oflag=direct status=none ||
+	fail "copying the primary label"
+dd if="$A" of="$B" bs=4096 skip=$((SZ / 4096 - 4)) seek=$((SZ / 4096 - 4)) count=4 \
+	conv=notrunc oflag=direct status=none || fail "copying the backup label"
+no_volume "$B carries member 0's label"
+fx_expect_fail --rc 3 --msg "member 1 of 4 is missing" fxctl assemble $V
+expect_match "$FX_OUT" "${A#/dev/} and ${B#/dev/} claim member index 0" "duplicated index reported"
+expect_match "$FX_OUT" "${B#/dev/} \(member 0\) is foreign" "foreign member reported"
+pass "assembled by udev after reordering; refused partial, stale and duplicated sets"
