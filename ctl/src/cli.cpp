@@ -1,6 +1,9 @@
 #include "cli.hpp"
 
+#include "command.hpp"
+#include "doctor.hpp"
 #include "error.hpp"
+#include "fabric_cmds.hpp"
 #include "render.hpp"
 #include "units.hpp"
 
@@ -21,32 +24,6 @@ namespace {
 
 constexpr std::uint64_t reserved_tail_bytes = 1 * MiB;  // labels at the end
 constexpr std::uint64_t min_data_offset_bytes = 4 * MiB;  // labels at the start
-
-struct Ctx {
-	Env &env;
-	po::variables_map vm;
-	po::parsed_options parsed{nullptr};  // the command's own options, in order
-	bool as_json = false;
-	bool verbose = false;
-
-	void print(const json &doc, const std::string &text) const
-	{
-		if (as_json)
-			env.out << doc.dump(2) << '\n';
-		else
-			env.out << text;
-	}
-};
-
-struct Command {
-	const char *name;
-	const char *synopsis;
-	const char *summary;  // one line, for the command list
-	const char *help;     // paragraphs for 'fxctl help CMD'
-	void (*options)(po::options_description &, po::options_description &hidden,
-			po::positional_options_description &);
-	int (*handler)(Ctx &);
-};
 
 // ---- kernel errors -> messages that name the object and the fix --------
 
@@ -600,6 +577,48 @@ const Command commands[] = {
 	 "module is not loaded or is unloaded meanwhile.\n\n"
 	 "Example: fxctl -o json monitor --count 1 --timeout 60", monitor_options,
 	 cmd_monitor},
+	{"discover", "discover -t TR -a ADDR [-s PORT]",
+	 "List the subsystems an NVMe-oF discovery controller offers.",
+	 "Connect to the discovery controller at ADDR (through libnvme), print its log "
+	 "page (subsystem NQN, transport, address, service, port ID) and disconnect.\n\n"
+	 "Example: fxctl discover -t rdma -a 10.0.0.1", discover_options, cmd_discover},
+	{"connect", "connect -t TR -a ADDR [-s PORT] -n NQN [OPTIONS]",
+	 "Connect one NVMe-oF subsystem (idempotent, with retries).",
+	 "Connect subsystem NQN at ADDR through libnvme. If a controller to the same "
+	 "transport, address, service, subsystem and host NQN exists, it is reported "
+	 "(\"already connected as nvme2\") and none is added. A target that is down "
+	 "(refused, timed out, no route) is retried --retries times within --timeout "
+	 "seconds, waiting 1, 2, 4, 8, 8... s; each retry is reported on stderr. "
+	 "Failures name their cause from the errno and the kernel log: transport "
+	 "module not loaded, no route, connection refused, host NQN rejected, unknown "
+	 "subsystem. The host NQN and ID default to /etc/nvme/hostnqn and hostid.\n\n"
+	 "Example: fxctl connect -t rdma -a 10.0.0.1 -n nqn.2026-11.io.example:vol1 "
+	 "--ctrl-loss-tmo 600 --fast-io-fail-tmo 5", connect_options, cmd_connect},
+	{"connect-all", "connect-all [--config FILE] [OPTIONS]",
+	 "Connect every subsystem of libnvme's /etc/nvme/config.json.",
+	 "Connect every subsystem port listed in libnvme's JSON configuration "
+	 "(/etc/nvme/config.json, the file nvme-cli reads; --config overrides), as "
+	 "'connect' does each one: existing controllers are reported, unreachable "
+	 "targets retried. A port of the discovery subsystem "
+	 "(nqn.2014-08.org.nvmexpress.discovery) is asked for its log page and every "
+	 "NVMe subsystem it lists is connected. Tuning values in the file "
+	 "(ctrl_loss_tmo, fast_io_fail_tmo, ...) apply; command-line options override "
+	 "them. Exits 0 when every target is connected, 1 otherwise. Run at boot by "
+	 "fxblk-connect.service.", connect_all_options, cmd_connect_all},
+	{"disconnect", "disconnect nvmeX... | disconnect -n NQN",
+	 "Disconnect NVMe-oF controllers.",
+	 "Disconnect the named controllers, or every controller of subsystem NQN. A "
+	 "volume over their namespaces loses those members.", disconnect_options,
+	 cmd_disconnect},
+	{"doctor", "doctor", "Check RDMA, modules, host NQN, controllers and volumes.",
+	 "Check the host for what fxblk over NVMe-oF needs: RDMA devices, their ports "
+	 "and RoCEv2 GIDs with the netdev MTU; loaded modules (fxblk, nvme_fabrics, "
+	 "nvme_rdma, RDMA drivers); /etc/nvme/hostnqn present, valid and not a shared "
+	 "default; each NVMe-oF controller's state, ctrl_loss_tmo and fast_io_fail_tmo "
+	 "and nvme_core multipath; each volume's member states and completeness. Every "
+	 "finding has a severity (error, warning, info), a message and a fix. With -o "
+	 "json: summary, findings and the facts. Exits 0 without error findings, 1 "
+	 "with.", doctor_options, cmd_doctor},
 };
 
 po::options_description global_options()
@@ -625,7 +644,7 @@ std::string main_help()
 	s << "Usage: fxctl [OPTIONS] COMMAND [ARGS]\n\n"
 	     "Manage fxblk striped volumes over NVMe-oF namespaces.\n\nCommands:\n";
 	for (const auto &c : commands)
-		s << fmt::format("  {:<9} {}\n", c.name, c.summary);
+		s << fmt::format("  {:<11} {}\n", c.name, c.summary);
 	s << '\n' << global_options()
 	  << "\nRun 'fxctl help COMMAND' or 'fxctl COMMAND --help' for a command's options.\n"
 	  << exit_status_help;
