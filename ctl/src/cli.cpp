@@ -605,10 +605,12 @@ const Command commands[] = {
 	 "(ctrl_loss_tmo, fast_io_fail_tmo, ...) apply; command-line options override "
 	 "them. Exits 0 when every target is connected, 1 otherwise. Run at boot by "
 	 "fxblk-connect.service.", connect_all_options, cmd_connect_all},
-	{"disconnect", "disconnect nvmeX... | disconnect -n NQN",
+	{"disconnect", "disconnect nvmeX... | -n NQN | --config [FILE]",
 	 "Disconnect NVMe-oF controllers.",
-	 "Disconnect the named controllers, or every controller of subsystem NQN. A "
-	 "volume over their namespaces loses those members.", disconnect_options,
+	 "Disconnect the named controllers, every controller of subsystem NQN, or (--config) "
+	 "the controllers of every subsystem port in libnvme's JSON configuration, i.e. what "
+	 "connect-all connected (none connected is not an error). A volume over their "
+	 "namespaces loses those members: remove or stop it first.", disconnect_options,
 	 cmd_disconnect},
 	{"doctor", "doctor", "Check RDMA, modules, host NQN, controllers and volumes.",
 	 "Check the host for what fxblk over NVMe-oF needs: RDMA devices, their ports "
@@ -644,7 +646,7 @@ std::string main_help()
 	s << "Usage: fxctl [OPTIONS] COMMAND [ARGS]\n\n"
 	     "Manage fxblk striped volumes over NVMe-oF namespaces.\n\nCommands:\n";
 	for (const auto &c : commands)
-		s << fmt::format("  {:<11} {}\n", c.name, c.summary);
+		s << fmt::format("  {:<9} {}\n", c.name, c.summary);
 	s << '\n' << global_options()
 	  << "\nRun 'fxctl help COMMAND' or 'fxctl COMMAND --help' for a command's options.\n"
 	  << exit_status_help;

@@ -7,6 +7,7 @@
 #include "error.hpp"
 #include "render.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <fmt/format.h>
 
@@ -116,6 +117,15 @@ FabricTarget target_from_args(const Ctx &ctx, Fabric &f, bool need_nqn)
 	return t;
 }
 
+// The cause of @e, with what the host says about the transport module and
+// the route to the target.
+ConnectCause cause_of(Fabric &f, const FabricTarget &t, const ConnectFailed &e)
+{
+	std::string mod = transport_module(t.transport);
+	return explain_connect_failure(t, e.err(), e.kernel_log(),
+				       mod.empty() || f.module_loaded(mod), f.route_error(t.traddr));
+}
+
 struct RetryPolicy {
 	unsigned retries;
 	double timeout;
@@ -151,10 +161,7 @@ ConnectResult connect_one(Ctx &ctx, Fabric &f, const FabricTarget &t, const Retr
 			r.state = "live";
 			return r;
 		} catch (const ConnectFailed &e) {
-			std::string mod = transport_module(t.transport);
-			ConnectCause cause = explain_connect_failure(
-				t, e.err(), e.kernel_log(), mod.empty() || f.module_loaded(mod),
-				f.route_error(t.traddr));
+			ConnectCause cause = cause_of(f, t, e);
 			if (cause.err == EEXIST)
 				continue;  // raced with another connect: look again
 			if (ctx.verbose)
@@ -222,8 +229,13 @@ void discover_options(po::options_description &opts, po::options_description &,
 void disconnect_options(po::options_description &opts, po::options_description &hidden,
 			po::positional_options_description &pos)
 {
-	opts.add_options()("nqn,n", po::value<std::string>()->value_name("NQN"),
-			   "disconnect every controller of subsystem NQN");
+	opts.add_options()
+		("nqn,n", po::value<std::string>()->value_name("NQN"),
+		 "disconnect every controller of subsystem NQN")
+		("config", po::value<std::string>()->implicit_value(default_config)
+				   ->value_name("FILE"),
+		 "disconnect the controllers of every subsystem port in FILE (default "
+		 "/etc/nvme/config.json): what connect-all connected");
 	hidden.add_options()("ctrl", po::value<std::vector<std::string>>(), "controllers");
 	pos.add("ctrl", -1);
 }
@@ -261,10 +273,7 @@ int cmd_connect_all(Ctx &ctx)
 		} catch (const ConnectFailed &e) {
 			ConnectResult r;
 	r.target = t;
-			std::string mod = transport_module(t.transport);
-			auto cause = explain_connect_failure(t, e.err(), e.kernel_log(),
-							     mod.empty() || f->module_loaded(mod),
-							     f->route_error(t.traddr));
+			ConnectCause cause = cause_of(*f, t, e);
 			r.status = "failed";
 			r.error = "discovery: " + cause.message;
 			r.err = cause.err;
@@ -293,10 +302,7 @@ int cmd_discover(Ctx &ctx)
 	try {
 		entries = f->discover(t);
 	} catch (const ConnectFailed &e) {
-		std::string mod = transport_module(t.transport);
-		auto cause = explain_connect_failure(t, e.err(), e.kernel_log(),
-						     mod.empty() || f->module_loaded(mod),
-						     f->route_error(t.traddr));
+		ConnectCause cause = cause_of(*f, t, e);
 		throw Error(fmt::format("cannot discover at {}: {}", t.display(), cause.message),
 			    errno_error(cause.err));
 	}
@@ -312,10 +318,31 @@ int cmd_disconnect(Ctx &ctx)
 	if (ctx.vm.count("ctrl"))
 		names = ctx.vm["ctrl"].as<std::vector<std::string>>();
 	std::string nqn = get(ctx, "nqn");
-	if (names.empty() == nqn.empty())
-		throw UsageError("give either controllers (nvmeX...) or --nqn NQN");
+	std::string config = get(ctx, "config");
+	if (!names.empty() + !nqn.empty() + !config.empty() != 1)
+		throw UsageError("give one of: controllers (nvmeX...), --nqn NQN, --config [FILE]");
 	std::vector<Controller> all = f->controllers();
 	std::vector<Controller> gone;
+	if (!config.empty()) {
+		// Nothing connected is not an error here: stopping twice is fine.
+		for (FabricTarget t : f->read_config(config)) {
+			take_host(ctx, *f, t);
+			if (t.discovery()) {
+				for (const auto &c : all)
+					if (c.transport == t.transport && c.traddr == t.traddr &&
+					    c.hostnqn == t.hostnqn && c.subsysnqn != discovery_nqn &&
+					    std::find(gone.begin(), gone.end(), c) == gone.end())
+						gone.push_back(c);
+			} else if (auto c = find_controller(all, t)) {
+				gone.push_back(*c);
+			}
+		}
+		for (const auto &c : gone)
+			f->disconnect(c.name);
+		json doc = disconnect_doc(gone);
+		ctx.print(doc, text_disconnect(doc));
+		return exit_ok;
+	}
 	for (const auto &c : all)
 		if (c.subsysnqn == nqn && !nqn.empty())
 			gone.push_back(c);

@@ -1,6 +1,7 @@
 #include "fabrics.hpp"
 
 #include "error.hpp"
+#include "nvme_root.hpp"
 
 // libnvme 1.3 headers carry no extern "C" guards.
 extern "C" {
@@ -185,10 +186,7 @@ double backoff_seconds(unsigned attempt)
 
 namespace {
 
-struct nvme_root_deleter {
-	void operator()(nvme_root *r) const noexcept { nvme_free_tree(r); }
-};
-using root_ptr = std::unique_ptr<nvme_root, nvme_root_deleter>;
+using root_ptr = nvme_root_ptr;
 
 std::string str(const char *s)
 {
@@ -263,20 +261,22 @@ std::string field(const char *s, std::size_t n)
 	return v;
 }
 
+// FabricTuning's fields and libnvme's, side by side.
+using TuningField = std::pair<std::optional<int> FabricTuning::*, int nvme_fabrics_config::*>;
+constexpr TuningField tuning_fields[] = {
+	{&FabricTuning::ctrl_loss_tmo, &nvme_fabrics_config::ctrl_loss_tmo},
+	{&FabricTuning::fast_io_fail_tmo, &nvme_fabrics_config::fast_io_fail_tmo},
+	{&FabricTuning::reconnect_delay, &nvme_fabrics_config::reconnect_delay},
+	{&FabricTuning::nr_io_queues, &nvme_fabrics_config::nr_io_queues},
+	{&FabricTuning::nr_poll_queues, &nvme_fabrics_config::nr_poll_queues},
+	{&FabricTuning::keep_alive_tmo, &nvme_fabrics_config::keep_alive_tmo},
+};
+
 void apply_tuning(nvme_fabrics_config &cfg, const FabricTuning &t)
 {
-	if (t.ctrl_loss_tmo)
-		cfg.ctrl_loss_tmo = *t.ctrl_loss_tmo;
-	if (t.fast_io_fail_tmo)
-		cfg.fast_io_fail_tmo = *t.fast_io_fail_tmo;
-	if (t.reconnect_delay)
-		cfg.reconnect_delay = *t.reconnect_delay;
-	if (t.nr_io_queues)
-		cfg.nr_io_queues = *t.nr_io_queues;
-	if (t.nr_poll_queues)
-		cfg.nr_poll_queues = *t.nr_poll_queues;
-	if (t.keep_alive_tmo)
-		cfg.keep_alive_tmo = *t.keep_alive_tmo;
+	for (auto [ours, theirs] : tuning_fields)
+		if (t.*ours)
+			cfg.*theirs = *(t.*ours);
 }
 
 // The values a config file set (those differing from libnvme's defaults).
@@ -285,16 +285,9 @@ FabricTuning tuning_of(const nvme_fabrics_config &cfg)
 	nvme_fabrics_config def;
 	nvmf_default_config(&def);
 	FabricTuning t;
-	auto take = [](std::optional<int> &dst, int v, int d) {
-		if (v != d)
-			dst = v;
-	};
-	take(t.ctrl_loss_tmo, cfg.ctrl_loss_tmo, def.ctrl_loss_tmo);
-	take(t.fast_io_fail_tmo, cfg.fast_io_fail_tmo, def.fast_io_fail_tmo);
-	take(t.reconnect_delay, cfg.reconnect_delay, def.reconnect_delay);
-	take(t.nr_io_queues, cfg.nr_io_queues, def.nr_io_queues);
-	take(t.nr_poll_queues, cfg.nr_poll_queues, def.nr_poll_queues);
-	take(t.keep_alive_tmo, cfg.keep_alive_tmo, def.keep_alive_tmo);
+	for (auto [ours, theirs] : tuning_fields)
+		if (cfg.*theirs != def.*theirs)
+			t.*ours = cfg.*theirs;
 	return t;
 }
 

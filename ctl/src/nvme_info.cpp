@@ -1,20 +1,11 @@
 #include "nvme_info.hpp"
 
-// libnvme 1.3 headers carry no extern "C" guards.
-extern "C" {
-#include <nvme/tree.h>
-}
+#include "nvme_root.hpp"
+
 #include <syslog.h>
 
 namespace fxctl {
 namespace {
-
-struct nvme_root_deleter {
-	// Frees the root and every host, subsystem, controller and namespace
-	// under it: we own the root and only borrow the rest.
-	void operator()(nvme_root *r) const noexcept { nvme_free_tree(r); }
-};
-using root_ptr = std::unique_ptr<nvme_root, nvme_root_deleter>;
 
 std::string str(const char *s)
 {
@@ -59,7 +50,7 @@ private:
 	void scan()
 	{
 		scanned_ = true;
-		root_ptr root(nvme_create_root(nullptr, LOG_EMERG));
+		nvme_root_ptr root(nvme_create_root(nullptr, LOG_EMERG));
 		if (!root || nvme_scan_topology(root.get(), nullptr, nullptr) < 0)
 			return;
 		nvme_host_t h;
