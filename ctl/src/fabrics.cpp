@@ -19,6 +19,7 @@ extern "C" {
 #include <fmt/format.h>
 #include <fstream>
 #include <netinet/in.h>
+#include <nlohmann/json.hpp>
 #include <sys/socket.h>
 #include <syslog.h>
 #include <unistd.h>
@@ -291,6 +292,43 @@ FabricTuning tuning_of(const nvme_fabrics_config &cfg)
 	return t;
 }
 
+// libnvme 1.3 drops some tuning keys of a port when it reads the file:
+// ctrl_loss_tmo is taken only when already non-default (an inverted test),
+// and reconnect_delay/fast_io_fail_tmo only when zero, which their defaults
+// are not. Read the tuning keys of each port again, as written.
+void overlay_tuning(const std::string &path, std::vector<FabricTarget> &targets)
+{
+	static const std::pair<const char *, std::optional<int> FabricTuning::*> keys[] = {
+		{"ctrl_loss_tmo", &FabricTuning::ctrl_loss_tmo},
+		{"fast_io_fail_tmo", &FabricTuning::fast_io_fail_tmo},
+		{"reconnect_delay", &FabricTuning::reconnect_delay},
+		{"nr_io_queues", &FabricTuning::nr_io_queues},
+		{"nr_poll_queues", &FabricTuning::nr_poll_queues},
+		{"keep_alive_tmo", &FabricTuning::keep_alive_tmo},
+	};
+	std::ifstream in(path);
+	auto doc = nlohmann::json::parse(in, nullptr, false);
+	if (!doc.is_array())
+		return;
+	auto text = [](const nlohmann::json &o, const char *k) {
+		return o.contains(k) && o[k].is_string() ? o[k].get<std::string>() : std::string();
+	};
+	for (const auto &host : doc)
+		for (const auto &sub : host.value("subsystems", nlohmann::json::array()))
+			for (const auto &port : sub.value("ports", nlohmann::json::array()))
+				for (auto &t : targets) {
+					if (t.hostnqn != text(host, "hostnqn") ||
+					    t.subsysnqn != text(sub, "nqn") ||
+					    t.transport != text(port, "transport") ||
+					    t.traddr != text(port, "traddr") ||
+					    t.trsvcid != text(port, "trsvcid"))
+						continue;
+					for (auto [key, field] : keys)
+						if (port.contains(key) && port[key].is_number_integer())
+							t.tuning.*field = port[key].get<int>();
+				}
+}
+
 class LibnvmeFabric final : public Fabric {
 public:
 	explicit LibnvmeFabric(bool verbose) : verbose_(verbose) {}
@@ -402,6 +440,7 @@ public:
 				}
 			}
 		}
+		overlay_tuning(path, out);
 		return out;
 	}
 

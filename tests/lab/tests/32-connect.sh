@@ -11,8 +11,9 @@
 #    connected;
 #  - member 1 allowed only to another host NQN -> "host NQN ... rejected",
 #    at once (no retry);
-#  - nvme_rdma unloaded and its autoload blocked -> "nvme_rdma not loaded
-#    (modprobe nvme-rdma)";
+#  - nvme_rdma and nvme_fabrics unloaded -> "nvme_fabrics not loaded"; then
+#    nvme_fabrics back, nvme_rdma's autoload blocked -> "nvme_rdma not loaded
+#    (modprobe nvme-rdma)", without retries;
 #  - `fxctl doctor -o json` shows rxe0's RoCEv2 GID ::ffff:10.0.0.1 on dummy0
 #    (MTU 9000), a warning for a controller with ctrl_loss_tmo off, and an
 #    error (exit 1) while /etc/nvme/hostnqn is missing.
@@ -55,7 +56,7 @@ cat >/etc/nvme/config.json <<EOF
     "subsystems": [
       { "nqn": "$NQN0", "ports": [ { "transport": "rdma", "traddr": "$FL_IP", "trsvcid": "4420" } ] },
       { "nqn": "$NQN1", "ports": [ { "transport": "rdma", "traddr": "$FL_IP", "trsvcid": "4420",
-                                    "ctrl_loss_tmo": 120 } ] }
+                                    "ctrl_loss_tmo": 120, "fast_io_fail_tmo": 7 } ] }
     ]
   }
 ]
@@ -70,8 +71,8 @@ for i in 0 1; do
 		"connect-all controller of member $i"
 done
 C1=$(fl_ctrl 1)
-expect_eq "$(cat /sys/class/nvme/$C1/ctrl_loss_tmo 2>/dev/null || echo 120)" 120 \
-	"ctrl_loss_tmo from config.json on $C1"
+expect_eq "$(cat /sys/class/nvme/$C1/ctrl_loss_tmo)" 120 "ctrl_loss_tmo from config.json on $C1"
+expect_eq "$(cat /sys/class/nvme/$C1/fast_io_fail_tmo)" 7 "fast_io_fail_tmo from config.json on $C1"
 
 # -- idempotent: connect twice, connect-all again
 C0=$(fl_ctrl 0)
@@ -101,14 +102,16 @@ fl_wait 20 eval '! fl_ctrl 1 >/dev/null' || fail "$c still there after fxctl dis
 fl_port_del 2
 
 # -- wrong host NQN: rejected at once, and said so
-mkdir "$FL_NVMET/hosts/nqn.2026-11.io.fxblk.lab:other-host"
-ln -s "$FL_NVMET/hosts/nqn.2026-11.io.fxblk.lab:other-host" "$FL_NVMET/subsystems/$NQN1/allowed_hosts/"
+# (nvmet takes allowed hosts only once allow_any_host is off)
+mkdir "$FL_NVMET/hosts/nqn.2026-11.io.fxblk.lab:other-host" || fail "mkdir nvmet host"
 echo 0 >"$FL_NVMET/subsystems/$NQN1/attr_allow_any_host"
+ln -s "$FL_NVMET/hosts/nqn.2026-11.io.fxblk.lab:other-host" "$FL_NVMET/subsystems/$NQN1/allowed_hosts/" ||
+	fail "allow another host on $NQN1"
 t0=$(fl_now)
 fx_expect_fail --msg "host NQN $HOSTNQN rejected by the target" \
 	fxctl connect -t rdma -a "$FL_IP" -n "$NQN1"
 expect_eq "$(grep -c retry <<<"$FX_OUT")" 0 "retries of a rejected host NQN"
-FX_JSON=$(fxctl -o json connect -t rdma -a "$FL_IP" -n "$NQN1" 2>/dev/null | jq -c .) ||
+FX_JSON=$({ fxctl -o json connect -t rdma -a "$FL_IP" -n "$NQN1" 2>/dev/null || :; } | jq -c .) ||
 	fail "rejected connect: no JSON"
 expect_eq "$(jqr '.connections[0].status')" failed "JSON status of a rejected connect"
 rm "$FL_NVMET/subsystems/$NQN1/allowed_hosts/"*
@@ -116,20 +119,27 @@ echo 1 >"$FL_NVMET/subsystems/$NQN1/attr_allow_any_host"
 
 # -- transport module missing (and not loadable)
 disconnect_all
-modprobe -r nvme_rdma || fail "modprobe -r nvme_rdma"
-echo /bin/true >/proc/sys/kernel/modprobe
-fx_expect_fail --msg "nvme_rdma not loaded \(modprobe nvme-rdma\)" \
+modprobe -r nvme_rdma || fail "modprobe -r nvme_rdma"	# and nvme_fabrics with it
+fx_expect_fail --msg "nvme_fabrics not loaded \(modprobe nvme-fabrics\)" \
 	fxctl connect -t rdma -a "$FL_IP" -n "$NQN0" --retries 0
+modprobe nvme_fabrics || fail "modprobe nvme_fabrics"
+echo /bin/true >/proc/sys/kernel/modprobe	# the kernel's request_module("nvme-rdma") loads nothing
+fx_expect_fail --msg "nvme_rdma not loaded \(modprobe nvme-rdma\)" \
+	fxctl connect -t rdma -a "$FL_IP" -n "$NQN0"
+expect_eq "$(grep -c retry <<<"$FX_OUT")" 0 "retries when nvme_rdma is missing"
 echo "$MODPROBE" >/proc/sys/kernel/modprobe
 modprobe nvme_rdma || fail "modprobe nvme_rdma"
 
 # -- doctor: GIDs, a controller with ctrl_loss_tmo off, the host NQN
 fx_run fxctl connect -t rdma -a "$FL_IP" -n "$NQN0" --ctrl-loss-tmo -1
 C0=$(fl_ctrl 0) || fail "no controller for $NQN0"
-FX_JSON=$(fxctl -o json doctor | jq -c .) || fail "fxctl -o json doctor: no JSON"
-printf '%s\n' "$FX_JSON" | jq .
-expect_eq "$(jqr '[.rdma[] | select(.device == "rxe0") | .ports[].gids[] | select(.type == "RoCEv2") | "\(.gid) \(.netdev) \(.netdev_mtu)"] | first')" \
-	"::ffff:$FL_IP dummy0 9000" "rxe0 RoCEv2 GID"
+fxctl -o json doctor >/tmp/doctor.json
+rc=$?
+jq . /tmp/doctor.json || fail "fxctl -o json doctor: no JSON"
+expect_eq "$rc" 0 "doctor exit status without error findings"
+FX_JSON=$(jq -c . /tmp/doctor.json)
+expect_eq "$(printf '%s' "$FX_JSON" | jq -r --arg g "::ffff:$FL_IP" '[.rdma[] | select(.device == "rxe0") | .ports[].gids[] | select(.type == "RoCEv2" and .gid == $g) | "\(.netdev) \(.netdev_mtu)"] | first')" \
+	"dummy0 9000" "rxe0 RoCEv2 GID ::ffff:$FL_IP"
 expect_eq "$(jqr '.modules.nvme_rdma')" true "doctor: nvme_rdma loaded"
 expect_eq "$(jqr ".controllers[] | select(.controller == \"$C0\") | .ctrl_loss_tmo")" -1 \
 	"doctor: ctrl_loss_tmo of $C0"
