@@ -147,6 +147,7 @@ ConnectResult connect_one(Ctx &ctx, Fabric &f, const FabricTarget &t, const Retr
 	ConnectResult r;
 	r.target = t;
 	double deadline = ctx.env.clock() + p.timeout;
+	bool raced = false;
 	for (unsigned attempt = 1;; ++attempt) {
 		r.attempts = attempt;
 		if (auto c = find_controller(f.controllers(), t)) {
@@ -162,8 +163,10 @@ ConnectResult connect_one(Ctx &ctx, Fabric &f, const FabricTarget &t, const Retr
 			return r;
 		} catch (const ConnectFailed &e) {
 			ConnectCause cause = cause_of(f, t, e);
-			if (cause.err == EEXIST)
-				continue;  // raced with another connect: look again
+			if (cause.err == EEXIST && !raced) {
+				raced = true;  // another connect won: look again, once
+				continue;
+			}
 			if (ctx.verbose)
 				for (const auto &l : e.kernel_log())
 					ctx.env.err << "fxctl: kernel: " << l << '\n';
