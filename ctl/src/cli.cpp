@@ -2,7 +2,9 @@
 
 #include "assemble.hpp"
 #include "command.hpp"
+#include "doctor.hpp"
 #include "error.hpp"
+#include "fabric_cmds.hpp"
 #include "label.hpp"
 #include "render.hpp"
 #include "units.hpp"
@@ -794,6 +796,50 @@ const Command commands[] = {
 	 "module is not loaded or is unloaded meanwhile.\n\n"
 	 "Example: fxctl -o json monitor --count 1 --timeout 60", monitor_options,
 	 cmd_monitor},
+	{"discover", "discover -t TR -a ADDR [-s PORT]",
+	 "List the subsystems an NVMe-oF discovery controller offers.",
+	 "Connect to the discovery controller at ADDR (through libnvme), print its log "
+	 "page (subsystem NQN, transport, address, service, port ID) and disconnect.\n\n"
+	 "Example: fxctl discover -t rdma -a 10.0.0.1", discover_options, cmd_discover},
+	{"connect", "connect -t TR -a ADDR [-s PORT] -n NQN [OPTIONS]",
+	 "Connect one NVMe-oF subsystem (idempotent, with retries).",
+	 "Connect subsystem NQN at ADDR through libnvme. If a controller to the same "
+	 "transport, address, service, subsystem and host NQN exists, it is reported "
+	 "(\"already connected as nvme2\") and none is added. A target that is down "
+	 "(refused, timed out, no route) is retried --retries times within --timeout "
+	 "seconds, waiting 1, 2, 4, 8, 8... s; each retry is reported on stderr. "
+	 "Failures name their cause from the errno and the kernel log: transport "
+	 "module not loaded, no route, connection refused, host NQN rejected, unknown "
+	 "subsystem. The host NQN and ID default to /etc/nvme/hostnqn and hostid.\n\n"
+	 "Example: fxctl connect -t rdma -a 10.0.0.1 -n nqn.2026-11.io.example:vol1 "
+	 "--ctrl-loss-tmo 600 --fast-io-fail-tmo 5", connect_options, cmd_connect},
+	{"connect-all", "connect-all [--config FILE] [OPTIONS]",
+	 "Connect every subsystem of libnvme's /etc/nvme/config.json.",
+	 "Connect every subsystem port listed in libnvme's JSON configuration "
+	 "(/etc/nvme/config.json, the file nvme-cli reads; --config overrides), as "
+	 "'connect' does each one: existing controllers are reported, unreachable "
+	 "targets retried. A port of the discovery subsystem "
+	 "(nqn.2014-08.org.nvmexpress.discovery) is asked for its log page and every "
+	 "NVMe subsystem it lists is connected. Tuning values in the file "
+	 "(ctrl_loss_tmo, fast_io_fail_tmo, ...) apply; command-line options override "
+	 "them. Exits 0 when every target is connected, 1 otherwise. Run at boot by "
+	 "fxblk-connect.service.", connect_all_options, cmd_connect_all},
+	{"disconnect", "disconnect nvmeX... | -n NQN | --config [FILE]",
+	 "Disconnect NVMe-oF controllers.",
+	 "Disconnect the named controllers, every controller of subsystem NQN, or (--config) "
+	 "the controllers of every subsystem port in libnvme's JSON configuration, i.e. what "
+	 "connect-all connected (none connected is not an error). A volume over their "
+	 "namespaces loses those members: remove or stop it first.", disconnect_options,
+	 cmd_disconnect},
+	{"doctor", "doctor", "Check RDMA, modules, host NQN, controllers and volumes.",
+	 "Check the host for what fxblk over NVMe-oF needs: RDMA devices, their ports "
+	 "and RoCEv2 GIDs with the netdev MTU; loaded modules (fxblk, nvme_fabrics, "
+	 "nvme_rdma, RDMA drivers); /etc/nvme/hostnqn present, valid and not a shared "
+	 "default; each NVMe-oF controller's state, ctrl_loss_tmo and fast_io_fail_tmo "
+	 "and nvme_core multipath; each volume's member states and completeness. Every "
+	 "finding has a severity (error, warning, info), a message and a fix. With -o "
+	 "json: summary, findings and the facts. Exits 0 without error findings, 1 "
+	 "with.", doctor_options, cmd_doctor},
 };
 
 po::options_description global_options()

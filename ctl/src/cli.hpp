@@ -5,6 +5,8 @@
 #include "blockdev.hpp"
 #include "client.hpp"
 #include "member_io.hpp"
+#include "doctor.hpp"
+#include "fabrics.hpp"
 #include "nvme_info.hpp"
 
 #include <functional>
@@ -30,6 +32,9 @@ struct Env {
 	std::function<void(double)> sleep;                  // stats --watch
 	std::function<double()> clock = monotonic_seconds;  // measured intervals
 	std::function<double()> wall_clock = epoch_seconds; // stats timestamps
+	// NVMe-oF (connect, discover, doctor); the argument is -v.
+	std::function<std::unique_ptr<Fabric>(bool)> fabric = make_libnvme_fabric;
+	std::function<DoctorFacts(Env &, bool)> doctor_facts = collect_doctor_facts;
 };
 
 // Runs one fxctl invocation; @args excludes argv[0]. Returns the exit code

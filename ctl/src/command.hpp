@@ -1,6 +1,7 @@
 // What a command handler gets (Ctx) and how the command table in cli.cpp
 // describes a command, shared by the files that implement commands
-// (cli.cpp: volumes; assemble.cpp: assemble, stop, incremental).
+// (cli.cpp: volumes; assemble.cpp: assemble, stop, incremental;
+// fabric_cmds.cpp, doctor.cpp: NVMe-oF and doctor).
 #pragma once
 
 #include "cli.hpp"
@@ -13,11 +14,12 @@
 
 namespace fxctl {
 
+namespace po = boost::program_options;
+
 struct Ctx {
 	Env &env;
-	boost::program_options::variables_map vm;
-	// the command's own options, in order
-	boost::program_options::parsed_options parsed{nullptr};
+	po::variables_map vm;
+	po::parsed_options parsed{nullptr};  // the command's own options, in order
 	bool as_json = false;
 	bool verbose = false;
 
@@ -30,15 +32,17 @@ struct Ctx {
 	}
 };
 
+using OptionsFn = void (*)(po::options_description &, po::options_description &hidden,
+			   po::positional_options_description &);
+using HandlerFn = int (*)(Ctx &);
+
 struct Command {
 	const char *name;
 	const char *synopsis;
 	const char *summary;  // one line, for the command list
 	const char *help;     // paragraphs for 'fxctl help CMD'
-	void (*options)(boost::program_options::options_description &,
-			boost::program_options::options_description &hidden,
-			boost::program_options::positional_options_description &);
-	int (*handler)(Ctx &);
+	OptionsFn options;
+	HandlerFn handler;
 };
 
 // A kernel error as a message naming the object and the fix; @verb is what

@@ -645,3 +645,216 @@ std::string text_stats(const json &doc)
 }
 
 }  // namespace fxctl
+
+// ---- NVMe-oF connections and the doctor -----------------------------------
+
+namespace fxctl {
+namespace {
+
+json opt_int(const std::optional<int> &v)
+{
+	return v ? json(*v) : json(nullptr);
+}
+
+json target_json(const FabricTarget &t)
+{
+	return {{"subsysnqn", t.subsysnqn},
+		{"transport", t.transport},
+		{"traddr", t.traddr},
+		{"trsvcid", t.trsvcid.empty() ? default_trsvcid(t) : t.trsvcid},
+		{"hostnqn", t.hostnqn}};
+}
+
+json controller_json(const Controller &c)
+{
+	return {{"controller", c.name},       {"state", c.state},
+		{"subsysnqn", c.subsysnqn},   {"transport", c.transport},
+		{"traddr", c.traddr},         {"trsvcid", c.trsvcid},
+		{"hostnqn", c.hostnqn},       {"ctrl_loss_tmo", opt_int(c.ctrl_loss_tmo)},
+		{"fast_io_fail_tmo", opt_int(c.fast_io_fail_tmo)},
+		{"reconnect_delay", opt_int(c.reconnect_delay)}};
+}
+
+}  // namespace
+
+json connect_doc(const std::vector<ConnectResult> &results)
+{
+	json arr = json::array();
+	for (const auto &r : results) {
+		json j = target_json(r.target);
+		j["status"] = r.status;
+		j["controller"] = r.controller.empty() ? json(nullptr) : json(r.controller);
+		j["state"] = r.state.empty() ? json(nullptr) : json(r.state);
+		j["attempts"] = r.attempts;
+		j["error"] = r.error.empty() ? json(nullptr) : json(r.error);
+		if (r.err)
+			j["errno_name"] = errno_name(r.err);
+		arr.push_back(j);
+	}
+	return {{"schema_version", schema_version}, {"connections", arr}};
+}
+
+std::string text_connect(const json &doc)
+{
+	std::string out;
+	for (const auto &c : doc.at("connections")) {
+		std::string what = fmt::format("{} via {} {}:{}", c.at("subsysnqn").get<std::string>(),
+					       c.at("transport").get<std::string>(),
+					       c.at("traddr").get<std::string>(),
+					       c.at("trsvcid").get<std::string>());
+		auto status = c.at("status").get<std::string>();
+		if (status == "failed")
+			out += fmt::format("failed: {}: {}\n", what, c.at("error").get<std::string>());
+		else if (status == "already-connected")
+			out += fmt::format("already connected as {} ({}): {}\n",
+					   c.at("controller").get<std::string>(),
+					   c.at("state").get<std::string>(), what);
+		else
+			out += fmt::format("connected {} as {}{}\n", what,
+					   c.at("controller").get<std::string>(),
+					   c.at("attempts").get<unsigned>() > 1
+						   ? fmt::format(" (attempt {})",
+								 c.at("attempts").get<unsigned>())
+						   : "");
+	}
+	return out;
+}
+
+json discovery_doc(const FabricTarget &t, const std::vector<DiscoveryEntry> &entries)
+{
+	json arr = json::array();
+	for (const auto &e : entries)
+		arr.push_back({{"subsysnqn", e.subsysnqn}, {"subtype", e.subtype},
+			       {"transport", e.transport}, {"traddr", e.traddr},
+			       {"trsvcid", e.trsvcid},     {"portid", e.portid}});
+	json from = target_json(t);
+	from.erase("subsysnqn");
+	return {{"schema_version", schema_version}, {"discovery", from}, {"entries", arr}};
+}
+
+std::string text_discovery(const json &doc)
+{
+	std::string out;
+	for (const auto &e : doc.at("entries"))
+		out += fmt::format("{:<9} {} {}:{} port {} {}\n", e.at("subtype").get<std::string>(),
+				   e.at("transport").get<std::string>(),
+				   e.at("traddr").get<std::string>(),
+				   e.at("trsvcid").get<std::string>(), e.at("portid").get<int>(),
+				   e.at("subsysnqn").get<std::string>());
+	return out.empty() ? "no entries\n" : out;
+}
+
+json disconnect_doc(const std::vector<Controller> &ctrls)
+{
+	json arr = json::array();
+	for (const auto &c : ctrls)
+		arr.push_back(controller_json(c));
+	return {{"schema_version", schema_version}, {"disconnected", arr}};
+}
+
+std::string text_disconnect(const json &doc)
+{
+	std::string out;
+	for (const auto &c : doc.at("disconnected"))
+		out += fmt::format("disconnected {} ({})\n", c.at("controller").get<std::string>(),
+				   c.at("subsysnqn").get<std::string>());
+	return out;
+}
+
+json doctor_doc(const DoctorFacts &f, const std::vector<Finding> &findings)
+{
+	json rdma = json::array();
+	for (const auto &d : f.rdma) {
+		json ports = json::array();
+		for (const auto &p : d.ports) {
+			json gids = json::array();
+			for (const auto &g : p.gids)
+				gids.push_back({{"index", g.index}, {"gid", g.gid}, {"type", g.type},
+						{"netdev", g.netdev}, {"netdev_mtu", opt_json(g.netdev_mtu)}});
+			ports.push_back({{"port", p.port}, {"state", p.state},
+					 {"link_layer", p.link_layer}, {"active_mtu", p.active_mtu},
+					 {"gids", gids}});
+		}
+		rdma.push_back({{"device", d.name}, {"ports", ports}});
+	}
+	json modules = json::object();
+	for (const auto &[m, on] : f.modules)
+		modules[m] = on;
+	json ctrls = json::array();
+	for (const auto &c : f.controllers)
+		if (!transport_module(c.transport).empty())
+			ctrls.push_back(controller_json(c));
+	json vols = nullptr;
+	if (f.volumes) {
+		vols = json::array();
+		for (const auto &v : *f.volumes) {
+			json members = json::array();
+			bool complete = true;
+			for (const auto &m : v.members) {
+				members.push_back({{"index", m.index}, {"disk", m.disk},
+						   {"state", state_name(m.state)}});
+				complete &= m.state != FXBLK_STATE_GONE;
+			}
+			vols.push_back({{"name", v.name}, {"disk", v.disk},
+					{"state", state_name(v.state)}, {"complete", complete},
+					{"members", members}});
+		}
+	}
+	json fs = json::array();
+	unsigned errors = 0, warnings = 0;
+	for (const auto &x : findings) {
+		errors += x.severity == "error";
+		warnings += x.severity == "warning";
+		fs.push_back({{"severity", x.severity}, {"check", x.check}, {"message", x.message},
+			      {"fix", x.fix.empty() ? json(nullptr) : json(x.fix)}});
+	}
+	return {{"schema_version", schema_version},
+		{"summary", {{"errors", errors}, {"warnings", warnings}}},
+		{"findings", fs},
+		{"rdma", rdma},
+		{"modules", modules},
+		{"host", {{"hostnqn", f.hostnqn.empty() ? json(nullptr) : json(f.hostnqn)},
+			  {"hostid", f.hostid.empty() ? json(nullptr) : json(f.hostid)}}},
+		{"multipath", opt_json(f.multipath)},
+		{"controllers", ctrls},
+		{"volumes", vols}};
+}
+
+std::string text_doctor(const json &doc)
+{
+	std::string out;
+	for (const auto &d : doc.at("rdma"))
+		for (const auto &p : d.at("ports"))
+			for (const auto &g : p.at("gids"))
+				if (g.at("type") == "RoCEv2")
+					out += fmt::format("rdma: {} port {} {} RoCEv2 GID {} (index {}) "
+							   "on {}, MTU {}\n",
+							   d.at("device").get<std::string>(),
+							   p.at("port").get<unsigned>(),
+							   p.at("state").get<std::string>(),
+							   g.at("gid").get<std::string>(),
+							   g.at("index").get<unsigned>(),
+							   g.at("netdev").get<std::string>(),
+							   g.at("netdev_mtu").is_null()
+								   ? std::string("?")
+								   : g.at("netdev_mtu").dump());
+	for (const auto &c : doc.at("controllers"))
+		out += fmt::format("controller: {} {} {} via {} {}:{} ctrl_loss_tmo {} "
+				   "fast_io_fail_tmo {}\n",
+				   c.at("controller").get<std::string>(), c.at("state").get<std::string>(),
+				   c.at("subsysnqn").get<std::string>(), c.at("transport").get<std::string>(),
+				   c.at("traddr").get<std::string>(), c.at("trsvcid").get<std::string>(),
+				   c.at("ctrl_loss_tmo").dump(), c.at("fast_io_fail_tmo").dump());
+	for (const auto &x : doc.at("findings")) {
+		out += fmt::format("{}: {}\n", x.at("severity").get<std::string>(),
+				   x.at("message").get<std::string>());
+		if (!x.at("fix").is_null())
+			out += fmt::format("  fix: {}\n", x.at("fix").get<std::string>());
+	}
+	const auto &s = doc.at("summary");
+	out += fmt::format("{} error(s), {} warning(s)\n", s.at("errors").get<unsigned>(),
+			   s.at("warnings").get<unsigned>());
+	return out;
+}
+
+}  // namespace fxctl

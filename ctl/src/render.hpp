@@ -5,6 +5,8 @@
 #pragma once
 
 #include "label.hpp"
+#include "doctor.hpp"
+#include "fabrics.hpp"
 #include "model.hpp"
 
 #include <cstddef>
@@ -73,5 +75,19 @@ std::string iso_time(double epoch);  // UTC, whole seconds
 std::string text_list(const json &doc);
 // Totals, or rates and interval quantiles when @doc carries an interval.
 std::string text_stats(const json &doc);
+
+// connect, connect-all: {"connections": [{subsysnqn, transport, traddr,
+// trsvcid, hostnqn, status (connected, already-connected, failed),
+// controller, state, attempts, error, errno_name}]}.
+json connect_doc(const std::vector<ConnectResult> &results);
+std::string text_connect(const json &doc);
+json discovery_doc(const FabricTarget &t, const std::vector<DiscoveryEntry> &entries);
+std::string text_discovery(const json &doc);
+json disconnect_doc(const std::vector<Controller> &ctrls);
+std::string text_disconnect(const json &doc);
+// doctor: summary {errors, warnings}, findings [{severity, check, message,
+// fix}], then the facts: rdma, modules, host, multipath, controllers, volumes.
+json doctor_doc(const DoctorFacts &f, const std::vector<Finding> &findings);
+std::string text_doctor(const json &doc);
 
 }  // namespace fxctl

@@ -262,6 +262,8 @@ struct Harness {
 	double now = 1000.0;  // fake monotonic clock, advanced by sleep
 	bool module_loaded = true;
 	std::function<std::unique_ptr<NvmeLookup>()> nvme;
+	std::function<std::unique_ptr<Fabric>(bool)> fabric;        // NVMe-oF commands
+	std::function<DoctorFacts(Env &, bool)> doctor_facts;       // doctor
 	int connects = 0;
 
 	Harness()
@@ -291,6 +293,10 @@ struct Harness {
 		state.on_wait = [this](double s) { now += s; };
 		env.wall_clock = [this] { return 1764585000.0 + now; };
 		env.nvme = nvme;
+		if (fabric)
+			env.fabric = fabric;
+		if (doctor_facts)
+			env.doctor_facts = doctor_facts;
 		return fxctl::run(args, env);
 	}
 };

@@ -67,6 +67,13 @@ for i in "${!paths[@]}"; do
 		copy_lib "$lib"
 	done < <(ldd "$b" | awk '/=> \// {print $3} /^\t\/lib/ {print $1}')
 done
+# libibverbs finds its providers through /etc/libibverbs.d: Soft-RoCE's, so
+# that ibv_devinfo and fxctl doctor see rxe0.
+mkdir -p "$ST/etc/libibverbs.d"
+cp /etc/libibverbs.d/rxe.driver "$ST/etc/libibverbs.d/" || die "no rxe provider; run 'make deps'"
+for lib in /usr/lib/x86_64-linux-gnu/libibverbs/librxe-*.so; do
+	copy_lib "$lib"
+done
 ln -sf /usr/bin/bash "$ST/bin/bash"
 ln -sf /usr/bin/bash "$ST/bin/sh.bash"
 for a in modprobe insmod rmmod lsmod modinfo depmod; do

@@ -1,0 +1,441 @@
+#include "doctor.hpp"
+
+#include "cli.hpp"
+#include "command.hpp"
+#include "error.hpp"
+#include "render.hpp"
+
+#include <algorithm>
+#include <arpa/inet.h>
+#include <cctype>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fmt/format.h>
+#include <fstream>
+#include <infiniband/verbs.h>
+#include <net/if.h>
+
+namespace fxctl {
+namespace {
+
+Finding error(std::string check, std::string msg, std::string fix)
+{
+	return {"error", std::move(check), std::move(msg), std::move(fix)};
+}
+
+Finding warning(std::string check, std::string msg, std::string fix)
+{
+	return {"warning", std::move(check), std::move(msg), std::move(fix)};
+}
+
+Finding info(std::string check, std::string msg, std::string fix = "")
+{
+	return {"info", std::move(check), std::move(msg), std::move(fix)};
+}
+
+bool loaded(const DoctorFacts &f, const std::string &m)
+{
+	auto it = f.modules.find(m);
+	return it != f.modules.end() && it->second;
+}
+
+bool uses_transport(const DoctorFacts &f, const std::string &tr)
+{
+	return std::any_of(f.controllers.begin(), f.controllers.end(),
+			   [&](const Controller &c) { return c.transport == tr; });
+}
+
+bool fabric_transport(const std::string &tr)
+{
+	return !transport_module(tr).empty();
+}
+
+std::string lower(std::string s)
+{
+	for (auto &c : s)
+		c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+	return s;
+}
+
+}  // namespace
+
+bool shared_default_hostnqn(const std::string &nqn)
+{
+	// Zero/all-ones UUIDs, and the placeholder DMI UUID many boards ship
+	// with: gen-hostnqn derives the host NQN from it, so all such hosts get
+	// the same one.
+	static const char *const shared[] = {
+		"00000000-0000-0000-0000-000000000000",
+		"ffffffff-ffff-ffff-ffff-ffffffffffff",
+		"03000200-0400-0500-0006-000700080009",
+	};
+	std::string n = lower(nqn);
+	return std::any_of(std::begin(shared), std::end(shared), [&](const char *u) {
+		return n.size() >= 36 && n.compare(n.size() - 36, 36, u) == 0;
+	});
+}
+
+std::vector<Finding> check_rdma(const DoctorFacts &f)
+{
+	std::vector<Finding> out;
+	if (!f.rdma_error.empty())
+		out.push_back(warning("rdma", "cannot list RDMA devices: " + f.rdma_error,
+				      "install ibverbs-providers and load the RDMA driver"));
+	if (f.rdma.empty()) {
+		bool need = loaded(f, "nvme_rdma") || uses_transport(f, "rdma");
+		out.push_back(Finding{need ? "error" : "warning", "rdma",
+				      "no RDMA device: NVMe/RDMA cannot connect",
+				      "load the NIC's RDMA driver (mlx5_ib, irdma, bnxt_re), or "
+				      "Soft-RoCE: modprobe rdma_rxe; rdma link add rxe0 type rxe "
+				      "netdev IFACE"});
+		return out;
+	}
+	for (const auto &d : f.rdma)
+		for (const auto &p : d.ports) {
+			std::string where = fmt::format("{} port {}", d.name, p.port);
+			if (p.state != "ACTIVE")
+				out.push_back(warning("rdma", fmt::format("{} is {}", where, p.state),
+						      "bring its link (and netdev) up: ip link set "
+						      "IFACE up"));
+			if (p.link_layer != "Ethernet")
+				continue;
+			auto v2 = std::find_if(p.gids.begin(), p.gids.end(),
+					       [](const RdmaGid &g) { return g.type == "RoCEv2"; });
+			if (v2 == p.gids.end()) {
+				out.push_back(error("rdma",
+						    fmt::format("{} has no RoCEv2 GID: its netdev has "
+								"no IP address", where),
+						    "ip addr add ADDR/PREFIX dev NETDEV"));
+				continue;
+			}
+			if (v2->netdev_mtu && *v2->netdev_mtu < 4200)
+				out.push_back(warning(
+					"rdma",
+					fmt::format("{}: netdev {} has MTU {}, so RoCE runs with {}-byte "
+						    "packets (active MTU {})", where, v2->netdev,
+						    *v2->netdev_mtu, p.active_mtu, p.active_mtu),
+					fmt::format("use jumbo frames on both ends: ip link set {} mtu "
+						    "9000 (before creating a Soft-RoCE link)",
+						    v2->netdev)));
+		}
+	return out;
+}
+
+std::vector<Finding> check_modules(const DoctorFacts &f)
+{
+	std::vector<Finding> out;
+	if (!loaded(f, "fxblk"))
+		out.push_back(error("modules", "fxblk is not loaded: no volumes can exist",
+				    "modprobe fxblk"));
+	if (!loaded(f, "nvme_fabrics"))
+		out.push_back(error("modules", "nvme_fabrics is not loaded: no NVMe-oF connect "
+					       "is possible", "modprobe nvme-fabrics"));
+	if (!loaded(f, "nvme_rdma")) {
+		bool need = !f.rdma.empty();
+		out.push_back(Finding{need ? "error" : "info", "modules",
+				      "nvme_rdma is not loaded" +
+					      std::string(need ? " although RDMA devices exist" : ""),
+				      "modprobe nvme-rdma"});
+	}
+	return out;
+}
+
+std::vector<Finding> check_hostnqn(const DoctorFacts &f)
+{
+	std::vector<Finding> out;
+	const char *gen = "nvme gen-hostnqn > /etc/nvme/hostnqn; uuidgen > /etc/nvme/hostid "
+			  "(then reconnect; update allowed hosts on the targets)";
+	if (!f.hostnqn_file || f.hostnqn.empty()) {
+		out.push_back(error("hostnqn",
+				    "/etc/nvme/hostnqn is missing or empty: each connect uses the "
+				    "kernel's default host NQN, which is random per boot, so targets "
+				    "that restrict hosts reject this host after a reboot", gen));
+		return out;
+	}
+	if (f.hostnqn.rfind("nqn.", 0) != 0 || f.hostnqn.size() > 223)
+		out.push_back(error("hostnqn",
+				    fmt::format("host NQN '{}' is not a valid NQN (nqn.YYYY-MM.domain:"
+						"..., at most 223 bytes)", f.hostnqn), gen));
+	else if (shared_default_hostnqn(f.hostnqn))
+		out.push_back(error("hostnqn",
+				    fmt::format("host NQN {} is a shared default (zero or placeholder "
+						"UUID): every such host has the same one", f.hostnqn),
+				    gen));
+	else if (!f.machine_hostnqn.empty() && lower(f.machine_hostnqn) != lower(f.hostnqn) &&
+		 !shared_default_hostnqn(f.machine_hostnqn))
+		out.push_back(warning("hostnqn",
+				      fmt::format("host NQN {} does not derive from this machine's "
+						  "DMI UUID ({}): if it came with a cloned disk image, "
+						  "every clone has the same host NQN", f.hostnqn,
+						  f.machine_hostnqn),
+				      "if this host is a clone: " + std::string(gen)));
+	if (f.hostid.empty())
+		out.push_back(warning("hostnqn", "/etc/nvme/hostid is missing: the kernel makes a "
+						 "random host ID per connect",
+				      "uuidgen > /etc/nvme/hostid"));
+	return out;
+}
+
+std::vector<Finding> check_controllers(const DoctorFacts &f)
+{
+	std::vector<Finding> out;
+	std::map<std::string, int> per_subsys;
+	for (const auto &c : f.controllers) {
+		if (!fabric_transport(c.transport))
+			continue;
+		++per_subsys[c.subsysnqn + " " + c.hostnqn];
+		std::string who = fmt::format("{} ({} via {} {}:{})", c.name, c.subsysnqn,
+					      c.transport, c.traddr, c.trsvcid);
+		if (c.state != "live" && c.state.rfind("deleting", 0) != 0)
+			out.push_back(warning("controller",
+					      fmt::format("{} is {}: I/O waits until it reconnects "
+							  "or ctrl_loss_tmo expires", who, c.state),
+					      "check the target and the path to it"));
+		if (!c.ctrl_loss_tmo)
+			out.push_back(info("controller",
+					   fmt::format("{}: the kernel does not show ctrl_loss_tmo", who)));
+		else if (*c.ctrl_loss_tmo < 0)
+			out.push_back(warning(
+				"controller",
+				fmt::format("{}: ctrl_loss_tmo is off (never give up): I/O to a lost "
+					    "target hangs for ever, and so can shutdown", who),
+				fmt::format("echo 600 > /sys/class/nvme/{}/ctrl_loss_tmo, and set "
+					    "ctrl_loss_tmo in /etc/nvme/config.json or pass "
+					    "--ctrl-loss-tmo", c.name)));
+		if (c.fast_io_fail_tmo && *c.fast_io_fail_tmo < 0 && c.ctrl_loss_tmo &&
+		    *c.ctrl_loss_tmo != 0)
+			out.push_back(info(
+				"controller",
+				fmt::format("{}: fast_io_fail_tmo is off: while it reconnects, I/O "
+					    "waits up to ctrl_loss_tmo ({}) before failing", who,
+					    *c.ctrl_loss_tmo < 0 ? std::string("for ever")
+								 : std::to_string(*c.ctrl_loss_tmo) +
+									   " s"),
+				fmt::format("to fail I/O sooner: echo 5 > /sys/class/nvme/{}/"
+					    "fast_io_fail_tmo or --fast-io-fail-tmo 5", c.name)));
+	}
+	if (f.multipath && !*f.multipath)
+		for (const auto &[key, n] : per_subsys)
+			if (n > 1)
+				out.push_back(warning("multipath",
+						      fmt::format("{} controllers reach subsystem {} but "
+								  "nvme_core multipath is off: each path "
+								  "is a separate disk", n,
+								  key.substr(0, key.find(' '))),
+						      "boot with nvme_core.multipath=Y"));
+	return out;
+}
+
+std::vector<Finding> check_volumes(const DoctorFacts &f)
+{
+	std::vector<Finding> out;
+	if (!f.volumes) {
+		if (!f.volumes_error.empty())
+			out.push_back(warning("volume", "cannot list volumes: " + f.volumes_error,
+					      "run fxctl doctor as root"));
+		return out;
+	}
+	for (const auto &v : *f.volumes) {
+		std::string vol = fmt::format("{} ({})", v.name, v.disk);
+		unsigned gone = 0;
+		for (const auto &m : v.members) {
+			std::string mem = fmt::format("member {} ({})", m.index, m.disk);
+			if (m.state == FXBLK_STATE_GONE) {
+				++gone;
+				out.push_back(error("volume",
+						    fmt::format("{}: {} is gone", vol, mem),
+						    "reconnect its subsystem (fxctl connect-all); the "
+						    "volume must be re-created over the member"));
+			} else if (m.state == FXBLK_STATE_FAILING) {
+				out.push_back(warning("volume",
+						      fmt::format("{}: {} is failing ({} failed I/Os)",
+								  vol, mem, m.errors.value_or(0)),
+						      fmt::format("see 'fxctl show {}' and the path "
+								  "state of its controller", v.name)));
+			}
+			if (m.nvme)
+				for (const auto &p : m.nvme->paths)
+					if (p.state != "live")
+						out.push_back(warning(
+							"volume",
+							fmt::format("{}: {} path {} is {}", vol, mem,
+								    p.controller, p.state),
+							"check the target and the path to it"));
+		}
+		if (gone)
+			out.push_back(error("volume",
+					    fmt::format("{} is incomplete: {} of {} members gone", vol,
+							gone, v.members.size()),
+					    "reconnect the missing members"));
+	}
+	return out;
+}
+
+std::vector<Finding> run_checks(const DoctorFacts &f)
+{
+	std::vector<Finding> out;
+	for (auto check : {check_rdma, check_modules, check_hostnqn, check_controllers,
+			   check_volumes}) {
+		auto part = check(f);
+		out.insert(out.end(), part.begin(), part.end());
+	}
+	return out;
+}
+
+// ---- collecting the facts -----------------------------------------------
+
+namespace {
+
+std::string read_line(const std::filesystem::path &p)
+{
+	std::ifstream in(p);
+	std::string s;
+	std::getline(in, s);
+	while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back())))
+		s.pop_back();
+	return s;
+}
+
+struct verbs_devices_deleter {
+	void operator()(ibv_device **l) const noexcept { ibv_free_device_list(l); }
+};
+struct verbs_context_deleter {
+	void operator()(ibv_context *c) const noexcept { ibv_close_device(c); }
+};
+
+const char *gid_type(std::uint32_t t)
+{
+	switch (t) {
+	case IBV_GID_TYPE_ROCE_V2:
+		return "RoCEv2";
+	case IBV_GID_TYPE_ROCE_V1:
+		return "RoCEv1";
+	default:
+		return "IB";
+	}
+}
+
+std::string gid_text(const ibv_gid &g)
+{
+	char buf[INET6_ADDRSTRLEN] = "";
+	inet_ntop(AF_INET6, g.raw, buf, sizeof(buf));
+	return buf;
+}
+
+RdmaPort port_facts(ibv_context *ctx, unsigned num, const ibv_port_attr &attr)
+{
+	RdmaPort p;
+	p.port = num;
+	p.state = ibv_port_state_str(attr.state);
+	p.link_layer = attr.link_layer == IBV_LINK_LAYER_ETHERNET ? "Ethernet" : "InfiniBand";
+	p.active_mtu = 128u << attr.active_mtu;  // IBV_MTU_256 = 1
+	std::vector<ibv_gid_entry> gids(static_cast<std::size_t>(std::max(attr.gid_tbl_len, 1)));
+	ssize_t n = ibv_query_gid_table(ctx, gids.data(), gids.size(), 0);
+	for (ssize_t i = 0; i < n; ++i) {
+		const ibv_gid_entry &e = gids[static_cast<std::size_t>(i)];
+		if (e.port_num != num)
+			continue;
+		RdmaGid g;
+		g.index = e.gid_index;
+		g.gid = gid_text(e.gid);
+		g.type = gid_type(e.gid_type);
+		char ifname[IF_NAMESIZE] = "";
+		if (e.ndev_ifindex && if_indextoname(e.ndev_ifindex, ifname)) {
+			g.netdev = ifname;
+			std::string mtu = read_line(std::filesystem::path("/sys/class/net") / ifname /
+						    "mtu");
+			if (!mtu.empty())
+				g.netdev_mtu = static_cast<unsigned>(std::stoul(mtu));
+		}
+		p.gids.push_back(std::move(g));
+	}
+	return p;
+}
+
+void collect_rdma(DoctorFacts &f)
+{
+	int n = 0;
+	std::unique_ptr<ibv_device *, verbs_devices_deleter> list(ibv_get_device_list(&n));
+	if (!list) {
+		// ENOSYS: no RDMA support in the kernel at all, i.e. no devices.
+		if (errno != ENOSYS)
+			f.rdma_error = std::strerror(errno);
+		return;
+	}
+	for (int i = 0; i < n; ++i) {
+		RdmaDevice d;
+		d.name = ibv_get_device_name(list.get()[i]);
+		std::unique_ptr<ibv_context, verbs_context_deleter> ctx(
+			ibv_open_device(list.get()[i]));
+		if (!ctx) {
+			f.rdma_error = fmt::format("cannot open {}: {}", d.name, std::strerror(errno));
+			continue;
+		}
+		ibv_device_attr da{};
+		if (ibv_query_device(ctx.get(), &da) == 0)
+			for (unsigned p = 1; p <= da.phys_port_cnt; ++p) {
+				ibv_port_attr pa{};
+				if (ibv_query_port(ctx.get(), static_cast<std::uint8_t>(p), &pa) == 0)
+					d.ports.push_back(port_facts(ctx.get(), p, pa));
+			}
+		f.rdma.push_back(std::move(d));
+	}
+}
+
+}  // namespace
+
+DoctorFacts collect_doctor_facts(Env &env, bool verbose)
+{
+	DoctorFacts f;
+	collect_rdma(f);
+	for (const char *m : {"fxblk", "nvme_core", "nvme_fabrics", "nvme_rdma", "nvme_tcp",
+			      "rdma_rxe", "mlx5_ib", "ib_core", "rdma_cm"})
+		f.modules[m] = std::filesystem::exists(std::string("/sys/module/") + m);
+	f.hostnqn_file = std::filesystem::exists("/etc/nvme/hostnqn");
+	f.hostnqn = read_line("/etc/nvme/hostnqn");
+	f.hostid = read_line("/etc/nvme/hostid");
+	std::string uuid = lower(read_line("/sys/class/dmi/id/product_uuid"));
+	if (uuid.size() == 36)
+		f.machine_hostnqn = "nqn.2014-08.org.nvmexpress:uuid:" + uuid;
+	std::string mp = read_line("/sys/module/nvme_core/parameters/multipath");
+	if (!mp.empty())
+		f.multipath = mp == "Y";
+	f.controllers = env.fabric(verbose)->controllers();
+	if (f.modules["fxblk"]) {
+		try {
+			auto c = env.connect();
+			std::vector<Volume> vols;
+			for (const auto &v : c->list())
+				vols.push_back(c->get(VolumeRef{v.index, v.name}));
+			if (env.nvme) {
+				auto lookup = env.nvme();
+				for (auto &v : vols)
+					for (auto &m : v.members)
+						m.nvme = lookup->identify(m.disk);
+			}
+			f.volumes = std::move(vols);
+		} catch (const std::exception &e) {
+			f.volumes_error = e.what();
+		}
+	}
+	return f;
+}
+
+void doctor_options(po::options_description &, po::options_description &,
+		    po::positional_options_description &)
+{
+}
+
+int cmd_doctor(Ctx &ctx)
+{
+	DoctorFacts facts = ctx.env.doctor_facts(ctx.env, ctx.verbose);
+	std::vector<Finding> findings = run_checks(facts);
+	json doc = doctor_doc(facts, findings);
+	ctx.print(doc, text_doctor(doc));
+	bool errors = std::any_of(findings.begin(), findings.end(),
+				  [](const Finding &x) { return x.severity == "error"; });
+	return errors ? exit_runtime : exit_ok;
+}
+
+}  // namespace fxctl

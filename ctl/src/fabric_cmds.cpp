@@ -1,0 +1,371 @@
+// The NVMe-oF commands: discover, connect, connect-all, disconnect. Connect
+// is idempotent (an existing controller is reported, not duplicated) and
+// retries targets that are down with a bounded back-off, printing each
+// attempt's state on stderr.
+#include "fabric_cmds.hpp"
+
+#include "error.hpp"
+#include "render.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <fmt/format.h>
+
+namespace fxctl {
+namespace {
+
+constexpr const char *default_config = "/etc/nvme/config.json";
+
+void target_options(po::options_description &opts, bool need_nqn)
+{
+	opts.add_options()
+		("transport,t", po::value<std::string>()->default_value("rdma")->value_name("TR"),
+		 "transport: rdma, tcp, fc or loop")
+		("traddr,a", po::value<std::string>()->value_name("ADDR"), "target address")
+		("trsvcid,s", po::value<std::string>()->value_name("PORT"),
+		 "target service (default 4420; 8009 for TCP discovery)")
+		("host-traddr", po::value<std::string>()->value_name("ADDR"),
+		 "local address to connect from")
+		("host-iface", po::value<std::string>()->value_name("IFACE"),
+		 "local interface to connect through (TCP)");
+	if (need_nqn)
+		opts.add_options()("nqn,n", po::value<std::string>()->value_name("NQN"),
+				   "subsystem NQN");
+}
+
+void host_options(po::options_description &opts)
+{
+	opts.add_options()
+		("hostnqn", po::value<std::string>()->value_name("NQN"),
+		 "host NQN (default: /etc/nvme/hostnqn)")
+		("hostid", po::value<std::string>()->value_name("UUID"),
+		 "host ID (default: /etc/nvme/hostid)");
+}
+
+void tuning_options(po::options_description &opts)
+{
+	opts.add_options()
+		("ctrl-loss-tmo", po::value<int>()->value_name("SECONDS"),
+		 "give a lost controller up after SECONDS (-1: never; kernel default 600)")
+		("fast-io-fail-tmo", po::value<int>()->value_name("SECONDS"),
+		 "fail I/O after SECONDS of reconnecting instead of holding it until "
+		 "ctrl-loss-tmo (-1: off, the default)")
+		("reconnect-delay", po::value<int>()->value_name("SECONDS"),
+		 "between reconnect attempts (kernel default 10)")
+		("nr-io-queues", po::value<int>()->value_name("N"), "I/O queues (default: CPUs)")
+		("nr-poll-queues", po::value<int>()->value_name("N"), "polled I/O queues")
+		("retries", po::value<unsigned>()->default_value(5)->value_name("N"),
+		 "retry an unreachable target N times, waiting 1, 2, 4, 8, 8... s")
+		("timeout", po::value<double>()->default_value(60)->value_name("SECONDS"),
+		 "stop retrying a target after SECONDS");
+}
+
+std::string get(const Ctx &ctx, const char *key)
+{
+	return ctx.vm.count(key) ? ctx.vm[key].as<std::string>() : std::string();
+}
+
+void take_tuning(const Ctx &ctx, FabricTuning &t)
+{
+	auto take = [&](const char *key, std::optional<int> &dst, int lo) {
+		if (!ctx.vm.count(key))
+			return;
+		int v = ctx.vm[key].as<int>();
+		if (v < lo)
+			throw UsageError(fmt::format("invalid --{} {}: must be at least {}", key, v,
+						     lo));
+		dst = v;
+	};
+	take("ctrl-loss-tmo", t.ctrl_loss_tmo, -1);
+	take("fast-io-fail-tmo", t.fast_io_fail_tmo, -1);
+	take("reconnect-delay", t.reconnect_delay, 1);
+	take("nr-io-queues", t.nr_io_queues, 1);
+	take("nr-poll-queues", t.nr_poll_queues, 0);
+}
+
+// Command-line host NQN/ID first, then the target's (config), then /etc/nvme.
+void take_host(const Ctx &ctx, Fabric &f, FabricTarget &t)
+{
+	if (ctx.vm.count("hostnqn"))
+		t.hostnqn = get(ctx, "hostnqn");
+	if (ctx.vm.count("hostid"))
+		t.hostid = get(ctx, "hostid");
+	if (t.hostnqn.empty()) {
+		t.hostnqn = f.default_hostnqn();
+		if (t.hostid.empty())
+			t.hostid = f.default_hostid();
+	}
+}
+
+FabricTarget target_from_args(const Ctx &ctx, Fabric &f, bool need_nqn)
+{
+	FabricTarget t;
+	t.transport = get(ctx, "transport");
+	if (transport_module(t.transport).empty())
+		throw UsageError(fmt::format("unknown transport '{}': use rdma, tcp, fc or loop",
+					     t.transport));
+	t.traddr = get(ctx, "traddr");
+	if (t.traddr.empty() && t.transport != "loop")
+		throw UsageError("missing target address (--traddr/-a ADDR)");
+	t.trsvcid = get(ctx, "trsvcid");
+	t.host_traddr = get(ctx, "host-traddr");
+	t.host_iface = get(ctx, "host-iface");
+	t.subsysnqn = need_nqn ? get(ctx, "nqn") : discovery_nqn;
+	if (t.subsysnqn.empty())
+		throw UsageError("missing subsystem NQN (--nqn/-n NQN)");
+	take_host(ctx, f, t);
+	return t;
+}
+
+// The cause of @e, with what the host says about the transport module and
+// the route to the target.
+ConnectCause cause_of(Fabric &f, const FabricTarget &t, const ConnectFailed &e)
+{
+	std::string mod = transport_module(t.transport);
+	return explain_connect_failure(t, e.err(), e.kernel_log(),
+				       mod.empty() || f.module_loaded(mod), f.route_error(t.traddr));
+}
+
+struct RetryPolicy {
+	unsigned retries;
+	double timeout;
+};
+
+RetryPolicy retry_policy(const Ctx &ctx)
+{
+	double timeout = ctx.vm["timeout"].as<double>();
+	if (!(timeout >= 0 && timeout <= 86400))
+		throw UsageError(fmt::format("invalid --timeout {}: must be from 0 to 86400 seconds",
+					     timeout));
+	return {ctx.vm["retries"].as<unsigned>(), timeout};
+}
+
+// Connects @t unless a controller for it exists; retries transient
+// failures. Never throws for a failed target: the result says why.
+ConnectResult connect_one(Ctx &ctx, Fabric &f, const FabricTarget &t, const RetryPolicy &p)
+{
+	ConnectResult r;
+	r.target = t;
+	double deadline = ctx.env.clock() + p.timeout;
+	bool raced = false;
+	for (unsigned attempt = 1;; ++attempt) {
+		r.attempts = attempt;
+		if (auto c = find_controller(f.controllers(), t)) {
+			r.status = attempt == 1 ? "already-connected" : "connected";
+			r.controller = c->name;
+			r.state = c->state;
+			return r;
+		}
+		try {
+			r.controller = f.connect(t);
+			r.status = "connected";
+			r.state = "live";
+			return r;
+		} catch (const ConnectFailed &e) {
+			ConnectCause cause = cause_of(f, t, e);
+			if (cause.err == EEXIST && !raced) {
+				raced = true;  // another connect won: look again, once
+				continue;
+			}
+			if (ctx.verbose)
+				for (const auto &l : e.kernel_log())
+					ctx.env.err << "fxctl: kernel: " << l << '\n';
+			r.error = cause.message;
+			r.err = cause.err;
+			double wait = backoff_seconds(attempt);
+			bool more = cause.transient && attempt <= p.retries &&
+				    ctx.env.clock() + wait <= deadline;
+			if (!more) {
+				r.status = "failed";
+				return r;
+			}
+			ctx.env.err << fmt::format("fxctl: {}: {}; retry {} of {} in {} s\n",
+						   t.display(), cause.message, attempt, p.retries,
+						   wait);
+			ctx.env.err.flush();
+			ctx.env.sleep(wait);
+		}
+	}
+}
+
+int finish(Ctx &ctx, const std::vector<ConnectResult> &results)
+{
+	json doc = connect_doc(results);
+	ctx.print(doc, text_connect(doc));
+	for (const auto &r : results)
+		if (r.status == "failed") {
+			if (!ctx.as_json)
+				ctx.env.err << "fxctl: " << r.target.display() << ": " << r.error << '\n';
+			return results.size() == 1 ? exit_code_for_errno(r.err) : exit_runtime;
+		}
+	return exit_ok;
+}
+
+}  // namespace
+
+void connect_options(po::options_description &opts, po::options_description &,
+		     po::positional_options_description &)
+{
+	target_options(opts, true);
+	host_options(opts);
+	tuning_options(opts);
+}
+
+void connect_all_options(po::options_description &opts, po::options_description &,
+			 po::positional_options_description &)
+{
+	opts.add_options()
+		("config", po::value<std::string>()->default_value(default_config)
+				   ->value_name("FILE"),
+		 "libnvme's JSON configuration (the one nvme-cli reads)");
+	host_options(opts);
+	tuning_options(opts);
+}
+
+void discover_options(po::options_description &opts, po::options_description &,
+		      po::positional_options_description &)
+{
+	target_options(opts, false);
+	host_options(opts);
+}
+
+void disconnect_options(po::options_description &opts, po::options_description &hidden,
+			po::positional_options_description &pos)
+{
+	opts.add_options()
+		("nqn,n", po::value<std::string>()->value_name("NQN"),
+		 "disconnect every controller of subsystem NQN")
+		("config", po::value<std::string>()->implicit_value(default_config)
+				   ->value_name("FILE"),
+		 "disconnect the controllers of every subsystem port in FILE (default "
+		 "/etc/nvme/config.json): what connect-all connected");
+	hidden.add_options()("ctrl", po::value<std::vector<std::string>>(), "controllers");
+	pos.add("ctrl", -1);
+}
+
+int cmd_connect(Ctx &ctx)
+{
+	auto f = ctx.env.fabric(ctx.verbose);
+	FabricTarget t = target_from_args(ctx, *f, true);
+	take_tuning(ctx, t.tuning);
+	return finish(ctx, {connect_one(ctx, *f, t, retry_policy(ctx))});
+}
+
+int cmd_connect_all(Ctx &ctx)
+{
+	auto f = ctx.env.fabric(ctx.verbose);
+	RetryPolicy p = retry_policy(ctx);
+	std::string path = get(ctx, "config");
+	std::vector<FabricTarget> targets = f->read_config(path);
+	if (targets.empty())
+		throw Error(fmt::format("{} names no subsystem ports; see 'fxctl help connect-all' "
+					"for its format", path),
+			    errno_error(ENOENT));
+	std::vector<ConnectResult> results;
+	for (FabricTarget t : targets) {
+		take_host(ctx, *f, t);
+		take_tuning(ctx, t.tuning);
+		if (!t.discovery()) {
+			results.push_back(connect_one(ctx, *f, t, p));
+			continue;
+		}
+		// A discovery controller: connect what it lists.
+		std::vector<DiscoveryEntry> entries;
+		try {
+			entries = f->discover(t);
+		} catch (const ConnectFailed &e) {
+			ConnectResult r;
+	r.target = t;
+			ConnectCause cause = cause_of(*f, t, e);
+			r.status = "failed";
+			r.error = "discovery: " + cause.message;
+			r.err = cause.err;
+			results.push_back(r);
+			continue;
+		}
+		for (const auto &e : entries) {
+			if (e.subtype != "nvme")
+				continue;
+			FabricTarget s = t;
+			s.transport = e.transport;
+			s.traddr = e.traddr;
+			s.trsvcid = e.trsvcid;
+			s.subsysnqn = e.subsysnqn;
+			results.push_back(connect_one(ctx, *f, s, p));
+		}
+	}
+	return finish(ctx, results);
+}
+
+int cmd_discover(Ctx &ctx)
+{
+	auto f = ctx.env.fabric(ctx.verbose);
+	FabricTarget t = target_from_args(ctx, *f, false);
+	std::vector<DiscoveryEntry> entries;
+	try {
+		entries = f->discover(t);
+	} catch (const ConnectFailed &e) {
+		ConnectCause cause = cause_of(*f, t, e);
+		throw Error(fmt::format("cannot discover at {}: {}", t.display(), cause.message),
+			    errno_error(cause.err));
+	}
+	json doc = discovery_doc(t, entries);
+	ctx.print(doc, text_discovery(doc));
+	return exit_ok;
+}
+
+int cmd_disconnect(Ctx &ctx)
+{
+	auto f = ctx.env.fabric(ctx.verbose);
+	std::vector<std::string> names;
+	if (ctx.vm.count("ctrl"))
+		names = ctx.vm["ctrl"].as<std::vector<std::string>>();
+	std::string nqn = get(ctx, "nqn");
+	std::string config = get(ctx, "config");
+	if (!names.empty() + !nqn.empty() + !config.empty() != 1)
+		throw UsageError("give one of: controllers (nvmeX...), --nqn NQN, --config [FILE]");
+	std::vector<Controller> all = f->controllers();
+	std::vector<Controller> gone;
+	if (!config.empty()) {
+		// Nothing connected is not an error here: stopping twice is fine.
+		for (FabricTarget t : f->read_config(config)) {
+			take_host(ctx, *f, t);
+			if (t.discovery()) {
+				for (const auto &c : all)
+					if (c.transport == t.transport && c.traddr == t.traddr &&
+					    c.hostnqn == t.hostnqn && c.subsysnqn != discovery_nqn &&
+					    std::find(gone.begin(), gone.end(), c) == gone.end())
+						gone.push_back(c);
+			} else if (auto c = find_controller(all, t)) {
+				gone.push_back(*c);
+			}
+		}
+		for (const auto &c : gone)
+			f->disconnect(c.name);
+		json doc = disconnect_doc(gone);
+		ctx.print(doc, text_disconnect(doc));
+		return exit_ok;
+	}
+	for (const auto &c : all)
+		if (c.subsysnqn == nqn && !nqn.empty())
+			gone.push_back(c);
+	for (const auto &n : names) {
+		std::string name = n.rfind("/dev/", 0) == 0 ? n.substr(5) : n;
+		auto it = std::find_if(all.begin(), all.end(),
+				       [&](const Controller &c) { return c.name == name; });
+		if (it == all.end())
+			throw Error(fmt::format("no NVMe controller {}; see 'nvme list-subsys'", name),
+				    errno_error(ENOENT));
+		gone.push_back(*it);
+	}
+	if (gone.empty())
+		throw Error(fmt::format("no controller of subsystem {} is connected", nqn),
+			    errno_error(ENOENT));
+	for (const auto &c : gone)
+		f->disconnect(c.name);
+	json doc = disconnect_doc(gone);
+	ctx.print(doc, text_disconnect(doc));
+	return exit_ok;
+}
+
+}  // namespace fxctl

@@ -1,0 +1,130 @@
+// NVMe-oF connections: targets, the host's live controllers, connecting
+// through libnvme, and turning a failed connect into its real cause. The
+// system side (libnvme, sysfs, /dev/kmsg) sits behind class Fabric so the
+// commands (fabric_cmds.cpp) and the doctor are tested with fakes; the
+// decisions (matching, error causes, back-off) are pure functions here.
+#pragma once
+
+#include <map>
+#include <stdexcept>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace fxctl {
+
+inline constexpr const char *discovery_nqn = "nqn.2014-08.org.nvmexpress.discovery";
+
+// Connect tuning; unset fields keep the kernel's/libnvme's defaults.
+struct FabricTuning {
+	std::optional<int> ctrl_loss_tmo, fast_io_fail_tmo, reconnect_delay, nr_io_queues,
+		nr_poll_queues, keep_alive_tmo;
+	bool operator==(const FabricTuning &) const = default;
+};
+
+// One subsystem reached through one transport address, as a host.
+struct FabricTarget {
+	std::string transport;  // rdma, tcp, fc, loop
+	std::string traddr, trsvcid, host_traddr, host_iface;
+	std::string subsysnqn;
+	std::string hostnqn, hostid;  // empty: the host's default
+	FabricTuning tuning;
+	bool discovery() const { return subsysnqn == discovery_nqn; }
+	// "nqn... via rdma 10.0.0.1:4420"
+	std::string display() const;
+	bool operator==(const FabricTarget &) const = default;
+};
+
+// A controller the kernel has (/sys/class/nvme/nvmeX).
+struct Controller {
+	std::string name;  // nvme2
+	std::string transport, traddr, trsvcid, subsysnqn, hostnqn, state;
+	// sysfs values as written there ("off" = -1); absent on older kernels.
+	std::optional<int> ctrl_loss_tmo, fast_io_fail_tmo, reconnect_delay;
+	bool operator==(const Controller &) const = default;
+};
+
+// A discovery log entry.
+struct DiscoveryEntry {
+	std::string transport, traddr, trsvcid, subsysnqn, subtype;  // subtype: nvme, discovery
+	int portid = 0;
+};
+
+// A connect the kernel refused: errno (or libnvme's ENVME_CONNECT_* code)
+// and the nvme lines the kernel logged meanwhile (the cause is often only
+// there).
+class ConnectFailed : public std::runtime_error {
+public:
+	ConnectFailed(int err, std::vector<std::string> klog, const std::string &what)
+		: std::runtime_error(what), err_(err), klog_(std::move(klog)) {}
+	int err() const noexcept { return err_; }
+	const std::vector<std::string> &kernel_log() const noexcept { return klog_; }
+
+private:
+	int err_;
+	std::vector<std::string> klog_;
+};
+
+// What connect/connect-all did for one target.
+struct ConnectResult {
+	FabricTarget target;
+	std::string status;  // connected, already-connected, failed
+	std::string controller, state, error;
+	int err = 0;  // errno of the cause when failed
+	unsigned attempts = 0;
+};
+
+class Fabric {
+public:
+	virtual ~Fabric() = default;
+	virtual std::vector<Controller> controllers() = 0;
+	// Connects; returns the new controller's name. Throws ConnectFailed.
+	virtual std::string connect(const FabricTarget &t) = 0;
+	// Connects to a discovery controller, reads its log, disconnects.
+	virtual std::vector<DiscoveryEntry> discover(const FabricTarget &t) = 0;
+	virtual void disconnect(const std::string &ctrl) = 0;
+	// libnvme's JSON configuration (hosts -> subsystems -> ports).
+	virtual std::vector<FabricTarget> read_config(const std::string &path) = 0;
+	virtual bool module_loaded(const std::string &name) = 0;
+	// errno of a route lookup to @traddr (ENETUNREACH...), 0 when routable.
+	virtual int route_error(const std::string &traddr) = 0;
+	// /etc/nvme/hostnqn and hostid, trimmed; empty when missing.
+	virtual std::string default_hostnqn() = 0;
+	virtual std::string default_hostid() = 0;
+};
+
+std::unique_ptr<Fabric> make_libnvme_fabric(bool verbose);
+
+// ---- pure decisions ---------------------------------------------------
+
+// "rdma" -> "nvme_rdma"; empty for unknown transports.
+std::string transport_module(const std::string &transport);
+// The port a target listens on when none is given (4420; 8009 for TCP
+// discovery).
+std::string default_trsvcid(const FabricTarget &t);
+// "traddr=10.0.0.1,trsvcid=4420,src_addr=..." -> key/value pairs.
+std::map<std::string, std::string> parse_address(const std::string &address);
+// A sysfs timeout value: "600" -> 600, "off" -> -1; none if unparsable.
+std::optional<int> parse_tmo(const std::string &text);
+// The live-or-recovering controller for @t (same transport, address,
+// service, subsystem and, when @t names one, host NQN); none if there is
+// none. Deleting/dead controllers do not count.
+std::optional<Controller> find_controller(const std::vector<Controller> &ctrls,
+					  const FabricTarget &t);
+
+struct ConnectCause {
+	std::string message;  // the cause and the fix
+	bool transient;       // worth retrying (target down, refused, timed out)
+	int err;              // errno for the exit status
+};
+// Why a connect to @t failed: from @err (errno or ENVME_CONNECT_*), the
+// kernel's nvme log lines, whether the transport module is loaded
+// afterwards, and a route lookup result (errno, 0 if routable).
+ConnectCause explain_connect_failure(const FabricTarget &t, int err,
+				     const std::vector<std::string> &klog, bool transport_loaded,
+				     int route_err);
+// Seconds to wait before retry @attempt (1-based): 1, 2, 4, 8, 8, ...
+double backoff_seconds(unsigned attempt);
+
+}  // namespace fxctl

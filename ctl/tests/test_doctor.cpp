@@ -1,0 +1,173 @@
+// doctor: each check over fake facts, and the command's output and exit.
+#include <doctest/doctest.h>
+
+#include "fakes.hpp"
+
+#include <nlohmann/json.hpp>
+
+using namespace fxtest;
+
+namespace {
+
+// A healthy host: rxe0 with a RoCEv2 GID on a 9000-byte netdev, modules
+// loaded, a host NQN of its own, one live controller, one live volume.
+DoctorFacts healthy()
+{
+	DoctorFacts f;
+	RdmaGid g{1, "::ffff:10.0.0.1", "RoCEv2", "dummy0", 9000};
+	f.rdma = {{"rxe0", {{1, "ACTIVE", "Ethernet", 4096, {g}}}}};
+	for (const char *m : {"fxblk", "nvme_core", "nvme_fabrics", "nvme_rdma", "rdma_rxe"})
+		f.modules[m] = true;
+	f.hostnqn_file = true;
+	f.hostnqn = "nqn.2014-08.org.nvmexpress:uuid:0f0b1a00-0000-4000-8000-000000000001";
+	f.hostid = "0f0b1a00-0000-4000-8000-000000000001";
+	f.multipath = true;
+	Controller c;
+	c.name = "nvme0";
+	c.transport = "rdma";
+	c.traddr = "10.0.0.1";
+	c.trsvcid = "4420";
+	c.subsysnqn = "nqn.test:m0";
+	c.state = "live";
+	c.ctrl_loss_tmo = 600;
+	c.fast_io_fail_tmo = 5;
+	f.controllers = {c};
+	Volume v = fixed_volume(2);
+	for (auto &m : v.members)
+		m.state = FXBLK_STATE_LIVE;
+	f.volumes = std::vector<Volume>{v};
+	return f;
+}
+
+bool has(const std::vector<Finding> &fs, const std::string &sev, const std::string &text)
+{
+	for (const auto &f : fs)
+		if (f.severity == sev && f.message.find(text) != std::string::npos)
+			return !f.fix.empty() || sev == "info";
+	return false;
+}
+
+}  // namespace
+
+TEST_CASE("a healthy host has no findings")
+{
+	CHECK(run_checks(healthy()).empty());
+}
+
+TEST_CASE("rdma: no device, port down, no RoCEv2 GID, small MTU")
+{
+	DoctorFacts f = healthy();
+	f.rdma.clear();
+	CHECK(has(check_rdma(f), "error", "no RDMA device"));  // nvme_rdma is loaded
+	f.modules["nvme_rdma"] = false;
+	f.controllers.clear();
+	CHECK(has(check_rdma(f), "warning", "no RDMA device"));
+	f = healthy();
+	f.rdma[0].ports[0].state = "DOWN";
+	CHECK(has(check_rdma(f), "warning", "rxe0 port 1 is DOWN"));
+	f = healthy();
+	f.rdma[0].ports[0].gids[0].type = "RoCEv1";
+	CHECK(has(check_rdma(f), "error", "no RoCEv2 GID"));
+	f = healthy();
+	f.rdma[0].ports[0].gids[0].netdev_mtu = 1500;
+	f.rdma[0].ports[0].active_mtu = 1024;
+	CHECK(has(check_rdma(f), "warning", "netdev dummy0 has MTU 1500"));
+}
+
+TEST_CASE("modules")
+{
+	DoctorFacts f = healthy();
+	f.modules["fxblk"] = false;
+	f.modules["nvme_fabrics"] = false;
+	f.modules["nvme_rdma"] = false;
+	auto fs = check_modules(f);
+	CHECK(has(fs, "error", "fxblk is not loaded"));
+	CHECK(has(fs, "error", "nvme_fabrics is not loaded"));
+	CHECK(has(fs, "error", "nvme_rdma is not loaded although RDMA devices exist"));
+	f.rdma.clear();
+	CHECK(has(check_modules(f), "info", "nvme_rdma is not loaded"));
+}
+
+TEST_CASE("host NQN: missing, invalid, shared default, cloned, no host ID")
+{
+	DoctorFacts f = healthy();
+	f.hostnqn_file = false;
+	f.hostnqn.clear();
+	CHECK(has(check_hostnqn(f), "error", "/etc/nvme/hostnqn is missing"));
+	f = healthy();
+	f.hostnqn = "host1";
+	CHECK(has(check_hostnqn(f), "error", "not a valid NQN"));
+	f.hostnqn = "nqn.2014-08.org.nvmexpress:uuid:03000200-0400-0500-0006-000700080009";
+	CHECK(has(check_hostnqn(f), "error", "shared default"));
+	f.hostnqn = "nqn.2014-08.org.nvmexpress:uuid:00000000-0000-0000-0000-000000000000";
+	CHECK(has(check_hostnqn(f), "error", "shared default"));
+	f = healthy();
+	f.machine_hostnqn = "nqn.2014-08.org.nvmexpress:uuid:aaaaaaaa-0000-4000-8000-000000000001";
+	CHECK(has(check_hostnqn(f), "warning", "does not derive from this machine"));
+	f.machine_hostnqn = f.hostnqn;
+	CHECK(check_hostnqn(f).empty());
+	f.hostid.clear();
+	CHECK(has(check_hostnqn(f), "warning", "/etc/nvme/hostid is missing"));
+}
+
+TEST_CASE("controllers: state, ctrl_loss_tmo, fast_io_fail_tmo, multipath")
+{
+	DoctorFacts f = healthy();
+	f.controllers[0].state = "connecting";
+	CHECK(has(check_controllers(f), "warning", "nvme0 (nqn.test:m0 via rdma 10.0.0.1:4420) is "
+						    "connecting"));
+	f = healthy();
+	f.controllers[0].ctrl_loss_tmo = -1;
+	CHECK(has(check_controllers(f), "warning", "ctrl_loss_tmo is off"));
+	f = healthy();
+	f.controllers[0].fast_io_fail_tmo = -1;
+	CHECK(has(check_controllers(f), "info", "fast_io_fail_tmo is off"));
+	f = healthy();
+	f.controllers.push_back(f.controllers[0]);
+	f.controllers[1].name = "nvme1";
+	f.multipath = false;
+	CHECK(has(check_controllers(f), "warning", "2 controllers reach subsystem nqn.test:m0"));
+	f.controllers[0].transport = f.controllers[1].transport = "pcie";  // not checked
+	CHECK(check_controllers(f).empty());
+}
+
+TEST_CASE("volumes: failing and gone members, incomplete volume")
+{
+	DoctorFacts f = healthy();
+	(*f.volumes)[0].members[1].state = FXBLK_STATE_FAILING;
+	(*f.volumes)[0].members[1].errors = 3;
+	CHECK(has(check_volumes(f), "warning", "member 1 (nvme1n1) is failing (3 failed I/Os)"));
+	(*f.volumes)[0].members[1].state = FXBLK_STATE_GONE;
+	auto fs = check_volumes(f);
+	CHECK(has(fs, "error", "member 1 (nvme1n1) is gone"));
+	CHECK(has(fs, "error", "vol1 (fx0) is incomplete: 1 of 2 members gone"));
+	f = healthy();
+	NvmeIdentity id;
+	id.paths.push_back({"nvme1", "connecting", "rdma", "10.0.0.1", "4420", ""});
+	(*f.volumes)[0].members[1].nvme = id;
+	CHECK(has(check_volumes(f), "warning", "path nvme1 is connecting"));
+}
+
+TEST_CASE("doctor command: JSON document and exit status")
+{
+	Harness h;
+	DoctorFacts facts = healthy();
+	h.doctor_facts = [&](Env &, bool) { return facts; };
+	CHECK(h.run({"-o", "json", "doctor"}) == 0);
+	auto doc = nlohmann::json::parse(h.out.str());
+	CHECK(doc["summary"]["errors"] == 0);
+	CHECK(doc["rdma"][0]["ports"][0]["gids"][0]["gid"] == "::ffff:10.0.0.1");
+	CHECK(doc["rdma"][0]["ports"][0]["gids"][0]["netdev_mtu"] == 9000);
+	CHECK(doc["controllers"][0]["ctrl_loss_tmo"] == 600);
+	CHECK(doc["volumes"][0]["complete"] == true);
+	facts.hostnqn_file = false;
+	facts.hostnqn.clear();
+	CHECK(h.run({"-o", "json", "doctor"}) == 1);
+	doc = nlohmann::json::parse(h.out.str());
+	CHECK(doc["summary"]["errors"] == 1);
+	CHECK(doc["findings"][0]["check"] == "hostnqn");
+	CHECK(h.run({"doctor"}) == 1);
+	CHECK(h.out.str().find("error: /etc/nvme/hostnqn is missing") != std::string::npos);
+	CHECK(h.out.str().find("rdma: rxe0 port 1 ACTIVE RoCEv2 GID ::ffff:10.0.0.1 (index 1) on "
+			       "dummy0, MTU 9000") != std::string::npos);
+}
