@@ -79,7 +79,8 @@ if [ "$(cat "$SRC/.fxblk-src" 2>/dev/null)" != "$debname" ]; then
 fi
 
 # 2. Up to date? (source package, fragment, this script, compiler)
-stamp=$( { echo "$debname"; sha256sum "$FRAG" "$0"; gcc --version | head -n1; } | sha256sum | cut -c1-16)
+# (contents only: the same kernel from another worktree is the same kernel)
+stamp=$( { echo "$debname"; cat "$FRAG" "$0" | sha256sum; gcc --version | head -n1; } | sha256sum | cut -c1-16)
 record() {	# record RELEASE: FXBLK_KVER_DEBUG in kernels.env
 	local env=$CACHE/kernels.env
 	[ -f "$env" ] || echo "FXBLK_CACHE=$CACHE" > "$env"
