@@ -352,6 +352,16 @@ int cmd_create(Ctx &ctx)
 	if (ctx.vm.count("data-offset"))
 		offset = parse_data_offset(ctx.vm["data-offset"].as<std::string>());
 
+	// Exclusive locks on every member, taken in one order, from the checks
+	// through CREATE: a concurrent create over a shared member waits, then
+	// finds it in use, and never overwrites (or wipes) our labels.
+	std::vector<std::string> order = paths;
+	std::sort(order.begin(), order.end());
+	order.erase(std::unique(order.begin(), order.end()), order.end());
+	std::vector<std::shared_ptr<void>> locks;
+	for (const auto &p : order)
+		locks.push_back(ctx.env.members().lock(p));
+
 	CreateRequest req;
 	req.name = name;
 	req.chunk_sectors = static_cast<std::uint32_t>(chunk / sector_size);
@@ -424,6 +434,9 @@ int cmd_create(Ctx &ctx)
 	auto unlabel = [&] {
 		for (std::size_t i = 0; i < written; i++) {
 			try {
+				auto ml = io.read_label(devs[i].path);
+				if (!ml.label || ml.label->volume_uuid != l.volume_uuid)
+					continue;  // not ours (any more)
 				io.wipe_label(devs[i].path);
 			} catch (const std::exception &e) {
 				ctx.env.err << "fxctl: warning: " << e.what() << '\n';

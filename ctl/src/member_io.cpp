@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <memory>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -117,6 +118,19 @@ bool SystemMemberIO::exists(const std::string &path)
 {
 	struct stat st;
 	return ::stat(path.c_str(), &st) == 0;
+}
+
+std::shared_ptr<void> SystemMemberIO::lock(const std::string &path)
+{
+	auto f = std::make_shared<Fd>();
+	f->fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+	if (f->fd < 0)
+		return nullptr;  // the member checks say why
+	while (::flock(f->fd, LOCK_EX) < 0)
+		if (errno != EINTR)
+			throw Error(fmt::format("cannot lock {}: {}", path, std::strerror(errno)),
+				    errno_error(errno));
+	return f;
 }
 
 }  // namespace fxctl

@@ -7,6 +7,7 @@
 
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -38,6 +39,11 @@ public:
 	// will appear.
 	virtual bool udev_running() = 0;
 	virtual bool exists(const std::string &path) = 0;
+	// Takes an exclusive BSD lock on block device @path (udev's protocol
+	// for tools changing a device), held until the handle is dropped: two
+	// creates over a shared member run one after the other. Blocks.
+	// nullptr if @path cannot be opened (the member checks report that).
+	virtual std::shared_ptr<void> lock(const std::string &path) = 0;
 };
 
 class SystemMemberIO final : public MemberIO {
@@ -60,6 +66,7 @@ public:
 	std::array<std::uint8_t, 16> new_uuid() override { return label::random_uuid(); }
 	bool udev_running() override;
 	bool exists(const std::string &path) override;
+	std::shared_ptr<void> lock(const std::string &path) override;
 };
 
 }  // namespace fxctl

@@ -204,6 +204,7 @@ struct FakeMemberIO final : MemberIO {
 	std::map<std::string, label::Label> written;
 	std::string fail_write;  // path whose label write fails
 	bool udev = false;
+	bool persist = false;  // read_label sees what write_label wrote
 	int link_after_checks = 0;  // exists() true after this many calls
 	int exists_calls = 0;
 
@@ -219,6 +220,10 @@ struct FakeMemberIO final : MemberIO {
 		if (it != labels.end())
 			return it->second;
 		label::MemberLabel ml;
+		if (auto w = written.find(path); persist && w != written.end()) {
+			ml.label = w->second;
+			return ml;
+		}
 		ml.primary_blank = ml.backup_blank = true;
 		ml.primary_reason = ml.backup_reason = "no fxblk label (magic not found)";
 		return ml;
@@ -250,6 +255,12 @@ struct FakeMemberIO final : MemberIO {
 	}
 	bool udev_running() override { return udev; }
 	bool exists(const std::string &) override { return ++exists_calls > link_after_checks; }
+	std::vector<std::string> locked;
+	std::shared_ptr<void> lock(const std::string &path) override
+	{
+		locked.push_back(path);
+		return nullptr;
+	}
 };
 
 // One fxctl invocation against the fakes.

@@ -57,6 +57,7 @@ TEST_CASE("create writes a label on every member, then creates")
 	Harness h;
 	REQUIRE(h.run(create_args()) == 0);
 	CHECK(h.members.writes == four);
+	CHECK(h.members.locked == four);  // sorted, each once
 	CHECK(h.state.creates.size() == 1);
 	CHECK(h.members.wipes.empty());
 	CHECK(h.members.erased.empty());
@@ -123,13 +124,24 @@ TEST_CASE("create refuses members with signatures or labels unless --force")
 TEST_CASE("create wipes the labels it wrote when CREATE or a write fails")
 {
 	Harness h;
+	h.members.persist = true;
 	h.state.fail_create = KernelError(EINVAL, "member 1 (nvme1n1): zoned", "create");
 	CHECK(h.run(create_args()) == 1);
 	CHECK(h.members.writes == four);
 	CHECK(h.members.wipes == four);
 	CHECK(h.members.written.empty());
 
+	// A label meanwhile replaced by another create's is not ours to wipe.
+	Harness o;
+	o.members.persist = true;
+	o.state.fail_create = KernelError(EBUSY, "member 0 busy", "create");
+	label::MemberLabel other = labelled(0);
+	o.members.labels["/dev/nvme0n1"] = other;  // what read_label sees after our write
+	CHECK(o.run(create_args({"--force"})) == 4);
+	CHECK(o.members.wipes == std::vector<std::string>{"/dev/nvme1n1", "/dev/nvme2n1", "/dev/nvme3n1"});
+
 	Harness w;
+	w.members.persist = true;
 	w.members.fail_write = "/dev/nvme2n1";
 	CHECK(w.run(create_args()) == 1);
 	CHECK(has(w.err.str(), "cannot write the label of /dev/nvme2n1"));
