@@ -134,8 +134,11 @@ grep -qx "PACKAGE_VERSION=\"$VER\"" "$X/dkms/usr/src/fxblk-$VER/dkms.conf" ||
 	die "packaged dkms.conf does not say PACKAGE_VERSION=\"$VER\""
 cmp -s "$X/ctl/usr/share/bash-completion/completions/fxctl" \
 	<("$X/ctl/usr/sbin/fxctl" --completion bash) || die "packaged completion is not fxctl's"
-dpkg-deb -f "$CTL_DEB" Depends | tee /dev/stderr | grep -q libnl-genl || die "fxctl: no shlibs Depends"
-dpkg-deb -f "$DKMS_DEB" Depends | tee /dev/stderr | grep -q dkms || die "fxblk-dkms: no dkms Depends"
+for d in "fxctl libnl-genl" "fxblk-dkms dkms"; do	# package, a dependency it must have
+	dep=$(dpkg-deb -f "$P/out/${d% *}_${VER}_"*.deb Depends)
+	echo "${d% *} Depends: $dep"
+	grep -q "${d#* }" <<< "$dep" || die "${d% *}: no ${d#* } in Depends"
+done
 
 step "5. dkms add/build of the packaged source (6.12 headers)"
 # shellcheck source=/dev/null
