@@ -9,8 +9,10 @@ export FXBLK_CACHE
 BUILD   ?= $(CURDIR)/build
 KVER    ?= $(FXBLK_KVER_6_1)
 JOBS    ?= $(shell nproc)
+PREFIX  ?= /usr/local
+DESTDIR ?=
 
-.PHONY: all module modules fxctl deps check check-full demo bench clean help kernel-debug check-debug
+.PHONY: all module modules fxctl install uninstall packages deps check check-full demo bench clean help kernel-debug check-debug
 
 all: module fxctl
 
@@ -27,6 +29,18 @@ modules:
 fxctl:
 	cmake -S . -B $(BUILD)/ctl -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 	cmake --build $(BUILD)/ctl -j$(JOBS)
+
+# fxctl, man page, completion, udev rules, systemd units under PREFIX (GNUInstallDirs);
+# module sources for DKMS in DESTDIR/usr/src/fxblk-VERSION.
+install: fxctl
+	DESTDIR="$(DESTDIR)" PREFIX="$(PREFIX)" BUILD="$(BUILD)" bash scripts/install.sh install
+
+uninstall:
+	DESTDIR="$(DESTDIR)" PREFIX="$(PREFIX)" BUILD="$(BUILD)" bash scripts/install.sh uninstall
+
+# .deb (fxblk-dkms, fxctl) and .rpm packages, built and checked in build/pkg
+packages:
+	bash tests/packages.sh
 
 deps:
 	bash scripts/deps.sh
@@ -65,5 +79,8 @@ help:
 	@echo "make check-full  the same with every lab test on every kernel it names"
 	@echo "make kernel-debug  build the lab's debug kernel (6.12, KASAN/lockdep/kmemleak; ~30 min once)"
 	@echo "make check-debug   lab suite + fault injection + kmemleak on the debug kernel"
+	@echo "make install [DESTDIR=..] [PREFIX=/usr/local]  fxctl, man page, completion, udev, systemd, DKMS sources"
+	@echo "make uninstall  remove what make install wrote"
+	@echo "make packages  build and check the .debs and the .rpm (build/pkg)"
 	@echo "make demo   a volume over NVMe-oF/RoCE namespaces in the lab VM"
 	@echo "make bench  fio: fxblk vs dm-stripe vs md raid0 vs JBOD -> build/bench/"

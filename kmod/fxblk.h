@@ -21,7 +21,10 @@
 #include "fxblk_compat.h"
 #include "fxblk_map.h"
 
-#define FXBLK_MOD_VERSION	"0.2.0"
+/* FXBLK_MOD_VERSION comes from the VERSION file, passed in by Kbuild. */
+#ifndef FXBLK_MOD_VERSION
+#error "FXBLK_MOD_VERSION is not set: build with kmod/Kbuild (reads VERSION)"
+#endif
 #define FXBLK_MINORS		16	/* partitions per volume */
 
 /*

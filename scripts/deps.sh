@@ -37,6 +37,8 @@ PKGS=(
 	xfsprogs e2fsprogs
 	# bench report
 	gnuplot-nox
+	# packages (make packages / tests/packages.sh): .deb with dh-dkms, lintian, .rpm
+	debhelper dh-dkms lintian rpm fakeroot
 )
 
 log() { echo "deps: $*"; }

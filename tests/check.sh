@@ -11,7 +11,9 @@
 #   fuzz-label  libFuzzer on the on-disk label decoder (tests/fuzz-label.sh)
 #   module  fxblk.ko builds with -Werror against the 5.10, 6.1, 6.12 headers
 #   style   checkpatch --no-tree -f clean on kmod/*.c kmod/*.h and the uapi header
-#   dkms    dkms add/build against the 6.1 and 6.12 headers (tests/dkms.sh)
+#   dkms    dkms add/build against the 6.1 headers (tests/dkms.sh), 6.12 in packages
+#   packages make install/uninstall, .debs + lintian + DKMS + upgrade/purge,
+#           .rpms (tests/packages.sh)
 #   lab     every tests/lab/tests/*.sh on each kernel named in its header
 #           line "# lab: kernels=6.1,6.12 [quick=6.12] members=4 [timeout=S ...]";
 #           with quick=, the default run uses only those kernels (30-minute
@@ -168,9 +170,14 @@ checkpatch() {
 t "style: checkpatch kmod" checkpatch
 
 # ---- dkms ----------------------------------------------------------------
-for s in 6.1 6.12; do
+# (6.12: the packaged source, in the packages test below)
+for s in 6.1; do
 	t "dkms $s: add+build" bash "$TOP/tests/dkms.sh" "$(kver $s)"
 done
+
+# ---- packages: make install, .deb, lintian, upgrade/purge, .rpm -----------
+# FXBLK_PKG_FULL=0: the fxctl rpm (a second fxctl build) only in make packages
+t "packages: install, deb, lintian, dkms 6.12, upgrade/purge, rpm" env FXBLK_PKG_FULL=0 bash "$TOP/tests/packages.sh"
 
 # ---- lab tests -----------------------------------------------------------
 lab_kernel_ok() { [[ ,$LAB_KERNELS, == *,$1,* ]]; }

@@ -4,6 +4,8 @@
 # unpacked headers, without touching /var/lib/dkms or /usr/src:
 #   tests/dkms.sh KVER        (e.g. 6.1.0-57-amd64; default: the lab's 6.1)
 # Checks that dkms reports the module built and fxblk.ko has the right vermagic.
+# FXBLK_DKMS_ROOT=DIR: use DIR/usr/src/fxblk-VERSION as it is (e.g. unpacked
+# from the fxblk-dkms package; tests/packages.sh) instead of dkms/install.sh.
 set -euo pipefail
 TOP=$(cd "$(dirname "$(readlink -f "$0")")/.." && pwd)
 CACHE=${FXBLK_CACHE:-/var/cache/fxblk}
@@ -14,8 +16,15 @@ KDIR=$CACHE/k/$KVER/hdr/usr/src/linux-headers-$KVER
 [ -d "$KDIR" ] || { echo "dkms test: no headers for $KVER in $KDIR (make deps)"; exit 1; }
 S=$(mktemp -d "${TMPDIR:-/tmp}/fxdkms.XXXXXX")
 trap 'rm -rf "$S"' EXIT
-SRC=$("$TOP/dkms/install.sh" "$S/root")
 VER=$("$TOP/dkms/install.sh" --print-version)
+if [ -n "${FXBLK_DKMS_ROOT:-}" ]; then
+	SRC=$FXBLK_DKMS_ROOT/usr/src/fxblk-$VER
+	[ -f "$SRC/dkms.conf" ] || { echo "dkms test: no $SRC/dkms.conf"; exit 1; }
+	mkdir -p "$S/root/usr/src"
+	cp -a "$SRC" "$S/root/usr/src/"
+else
+	SRC=$("$TOP/dkms/install.sh" "$S/root")
+fi
 mkdir -p "$S/dkms" "$S/install"
 # dkms runs `make` itself (also to read CC from the headers' .kernelvariables);
 # run it as from a shell, not as a sub-make of `make check`, whose MAKEFLAGS

@@ -2,6 +2,7 @@
 
 #include "assemble.hpp"
 #include "command.hpp"
+#include "completion.hpp"
 #include "doctor.hpp"
 #include "error.hpp"
 #include "fabric_cmds.hpp"
@@ -918,6 +919,36 @@ std::string command_help(const Command &c)
 	return s.str();
 }
 
+// The command table as completion sees it: names, options, value sets.
+std::vector<OptionSpec> option_specs(const po::options_description &desc)
+{
+	std::vector<OptionSpec> v;
+	for (const auto &o : desc.options()) {
+		OptionSpec spec{o->long_name(), "", o->semantic()->min_tokens() > 0, {}};
+		auto s = o->canonical_display_name(po::command_line_style::allow_dash_for_short);
+		if (s.size() == 2 && s[0] == '-')
+			spec.short_name = s.substr(1);
+		if (spec.long_name == "output")
+			spec.values = {"normal", "json"};
+		v.push_back(std::move(spec));
+	}
+	return v;
+}
+
+std::string completion_script(const std::string &shell)
+{
+	if (shell != "bash")
+		throw UsageError(fmt::format("no completion for shell '{}': only bash", shell));
+	std::vector<CommandSpec> cmds;
+	for (const auto &c : commands) {
+		po::options_description opts, hidden;
+		po::positional_options_description pos;
+		c.options(opts, hidden, pos);
+		cmds.push_back({c.name, option_specs(opts)});
+	}
+	return bash_completion(cmds, option_specs(global_options()));
+}
+
 const Command *find_command(const std::string &name)
 {
 	for (const auto &c : commands)
@@ -935,7 +966,9 @@ int dispatch(const std::vector<std::string> &args, Env &env, bool &as_json)
 	po::options_description first = global_options();
 	first.add_options()
 		("command", po::value<std::string>(), "command")
-		("args", po::value<std::vector<std::string>>(), "arguments");
+		("args", po::value<std::vector<std::string>>(), "arguments")
+		// hidden: the build generates the installed completion script with it
+		("completion", po::value<std::string>(), "print a shell completion script");
 	po::positional_options_description cmdpos;
 	cmdpos.add("command", 1).add("args", -1);
 	po::variables_map g;
@@ -952,6 +985,10 @@ int dispatch(const std::vector<std::string> &args, Env &env, bool &as_json)
 		rest = po::collect_unrecognized(parsed.options, po::include_positional);
 	} catch (const po::error &e) {
 		throw UsageError(e.what());
+	}
+	if (g.count("completion")) {
+		env.out << completion_script(g["completion"].as<std::string>());
+		return exit_ok;
 	}
 	auto output = g["output"].as<std::string>();
 	if (output != "normal" && output != "json")
