@@ -1,5 +1,5 @@
 #!/bin/bash
-# lab: kernels=5.10,6.1,6.12 quick=5.10,6.12 members=4
+# lab: kernels=5.10,6.1,6.12 quick=6.12 members=4
 # Netlink hardening, with fxblk-nltest sending hand-made messages:
 #  - as root: every malformed message (wrong attribute types, unknown
 #    attributes under strict validation, overlong names, out-of-range chunk,

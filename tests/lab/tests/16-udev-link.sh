@@ -1,5 +1,5 @@
 #!/bin/bash
-# lab: kernels=6.1,6.12 quick=6.12 members=2 file=udev/60-fxblk.rules:/etc/udev/rules.d/60-fxblk.rules
+# lab: kernels=6.1,6.12 quick=none members=2 file=udev/60-fxblk.rules:/etc/udev/rules.d/60-fxblk.rules
 # udev/60-fxblk.rules gives every volume /dev/fx/<name>: the module's
 # /sys/block/fxN/fxblk/name, read by the rule through `udevadm test` (the lab
 # runs no udev daemon; `udevadm test` applies the rules and creates the links
