@@ -35,6 +35,8 @@ PKGS=(
 	xfsprogs e2fsprogs
 	# bench report
 	gnuplot-nox
+	# perf, copied into the lab VM for profiling (tests/lab/mkbase.sh)
+	linux-perf
 )
 
 log() { echo "deps: $*"; }
