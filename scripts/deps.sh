@@ -39,6 +39,8 @@ PKGS=(
 	gnuplot-nox
 	# packages (make packages / tests/packages.sh): .deb with dh-dkms, lintian, .rpm
 	debhelper dh-dkms lintian rpm fakeroot
+	# perf, copied into the lab VM for profiling (tests/lab/mkbase.sh)
+	linux-perf
 )
 
 log() { echo "deps: $*"; }

@@ -9,7 +9,12 @@
 # medians. CPU per I/O = busy jiffies of all CPUs (user+nice+system+irq+
 # softirq+steal) x 10 ms / I/Os: it includes fio itself and, when polling,
 # the poller's spinning.
+# The lab VM has no udev: dmsetup needs DM_DISABLE_UDEV=1 (and
+# --noudevsync) to create the /dev/mapper node; without one fio quietly
+# creates and reads a regular file of that name in RAM (as this script did
+# until the -b checks: its "dm-stripe" figures were not dm-stripe's).
 . /lab/lib.sh
+export DM_DISABLE_UDEV=1
 REP=${1:-3} SECS=${2:-5}
 read -r -a M <<<"${FX_MEMBERS:-}"
 [ "${#M[@]}" -ge 2 ] || fail "needs 2 members"
@@ -32,16 +37,18 @@ run() {	# run LABEL DEV [FIO-ARGS]: one fio run, prints "LABEL iops us/io"
 for ((r = 1; r <= REP; r++)); do
 	fxctl create tb "${M[0]}" "${M[1]}" --chunk ${CHUNK_KB}K >/dev/null || fail "fxctl create"
 	D=$(fxdev tb) || fail "no fxN"
+	[ -b "$D" ] || fail "$D is not a block device"
 	run fx "$D" | tee -a /tmp/cpu.res
 	run fx-poll "$D" --hipri | tee -a /tmp/cpu.res
 	fxctl remove tb >/dev/null || fail "fxctl remove"
 	S0=$(($(blockdev --getsz "${M[0]}") - OFF)) S1=$(($(blockdev --getsz "${M[1]}") - OFF))
 	MIN=$(((S0 < S1 ? S0 : S1) / (CHUNK_KB * 2) * (CHUNK_KB * 2)))
 	echo "0 $((MIN * 2)) striped 2 $((CHUNK_KB * 2)) ${M[0]} $OFF ${M[1]} $OFF" |
-		dmsetup create tbdm || fail "dmsetup create"
+		dmsetup create --noudevsync tbdm || fail "dmsetup create"
+	[ -b /dev/mapper/tbdm ] || fail "/dev/mapper/tbdm is not a block device"
 	run dm /dev/mapper/tbdm | tee -a /tmp/cpu.res
 	run dm-poll /dev/mapper/tbdm --hipri | tee -a /tmp/cpu.res
-	dmsetup remove tbdm || fail "dmsetup remove"
+	dmsetup remove --noudevsync tbdm || fail "dmsetup remove"
 done
 echo "median over $REP repeats ($SECS s each, 4 KiB randread QD8 io_uring, chunk ${CHUNK_KB} KiB, $(uname -r)):"
 # med COLUMN LABEL: "median (min-max)" of a column over the label's runs

@@ -25,7 +25,7 @@ MODS="configfs null_blk rdma_rxe ib_uverbs rdma_ucm nvmet nvmet_rdma nvme_rdma
 # Dynamic binaries (found on PATH) copied with their libraries (ldd).
 BINS="bash kmod ip rdma nvme fio dmsetup mdadm jq setpriv lsblk blkid blockdev
       losetup wipefs mkfs.xfs xfs_repair xfs_db mkfs.ext4 e2fsck dumpe2fs
-      sha256sum cmp stdbuf timeout flock ibv_devinfo udevadm xfs_io"
+      sha256sum cmp stdbuf timeout flock ibv_devinfo udevadm xfs_io perf"
 
 die() { echo "mkbase: error: $*" >&2; exit 1; }
 [ -d "$KROOT/lib/modules/$KVER" ] || die "kernel $KVER not unpacked in $KROOT; run 'make deps'"
