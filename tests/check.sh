@@ -17,7 +17,8 @@
 #   lab     every tests/lab/tests/*.sh on each kernel named in its header
 #           line "# lab: kernels=6.1,6.12 [quick=6.12] members=4 [timeout=S ...]";
 #           with quick=, the default run uses only those kernels (30-minute
-#           budget) and FXBLK_CHECK_FULL=1 (make check-full) all of kernels=
+#           budget; quick=none: none, only make check-full) and
+#           FXBLK_CHECK_FULL=1 (make check-full) all of kernels=
 #           (other key=value pairs become tests/lab/run --key value)
 #   selftest the lab fails a run whose kernel WARNs, panics mid-script, logs
 #           an I/O error the script did not allow (and passes one it did), or

@@ -624,14 +624,29 @@ std::optional<std::array<std::uint8_t, 16>> uuid_from_string(std::string_view s)
 	return u;
 }
 
+// A volume UUID needs to be unique, not secret. getrandom() without flags
+// blocks until the kernel's CRNG is seeded, which took 6-12 s in the lab's
+// VMs and can take longer in an initramfs at boot; when it is not seeded
+// yet, the kernel's own /proc/sys/kernel/random/uuid answers at once.
 std::array<std::uint8_t, 16> random_uuid()
 {
 	std::array<std::uint8_t, 16> u{};
 	std::size_t got = 0;
 	while (got < u.size()) {
-		ssize_t r = getrandom(u.data() + got, u.size() - got, 0);
+		ssize_t r = getrandom(u.data() + got, u.size() - got, GRND_NONBLOCK);
 		if (r < 0 && errno == EINTR)
 			continue;
+		if (r < 0 && errno == EAGAIN) {
+			std::ifstream in("/proc/sys/kernel/random/uuid");
+			std::string text;
+			std::optional<std::array<std::uint8_t, 16>> k;
+			if (std::getline(in, text) && (k = uuid_from_string(text)))
+				return *k;
+			throw Error("cannot generate a volume UUID: the kernel's random pool is not "
+				    "ready and /proc/sys/kernel/random/uuid is unreadable; retry "
+				    "in a few seconds",
+				    errno_error(EAGAIN));
+		}
 		if (r < 0)
 			throw Error(fmt::format("getrandom: {}", std::strerror(errno)),
 				    errno_error(errno));
