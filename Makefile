@@ -64,7 +64,7 @@ check-debug: kernel-debug
 		FXBLK_CHECK_FILTER='$(or $(FXBLK_CHECK_FILTER),^lab)' bash tests/check.sh
 
 demo: all
-	bash tests/lab/run --kernel 6.1 --members 4 -- tests/demo.sh
+	bash tests/lab/run --kernel 6.12 --members 4 --size-mb 512 --udev -- tests/demo.sh
 
 bench: all
 	bash tests/bench/run.sh

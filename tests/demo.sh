@@ -1,41 +1,76 @@
 #!/bin/bash
-# `make demo`: the main job so far, inside the lab VM (tests/lab/run --members 4
-# -- tests/demo.sh): a striped fxblk volume over four NVMe-oF/RDMA namespaces,
-# an XFS file system on it, a short fio run, `fxctl show` and `fxctl stats`.
+# `make demo`: the main job end to end, inside the lab VM
+# (tests/lab/run --udev --members 4 -- tests/demo.sh), with systemd-udevd and
+# the project's udev rules running as on a host:
+#   NVMe-oF targets up -> `fxctl connect-all` from /etc/nvme/config.json ->
+#   `fxctl doctor` -> a labelled striped volume, XFS on it -> the members
+#   disconnected and connected again -> udev assembles the volume by itself
+#   -> the file system mounted by UUID -> fio -> `fxctl stats`.
 . /lab/lib.sh
 read -r -a M <<<"${FX_MEMBERS:-}"
-[ "${#M[@]}" -ge 2 ] || fail "the demo needs NVMe-oF members (FX_MEMBERS is '${FX_MEMBERS:-}')"
+N=${#M[@]}
+[ "$N" -ge 2 ] || fail "the demo needs NVMe-oF members (FX_MEMBERS is '${FX_MEMBERS:-}')"
+[ "${FX_UDEV:-0}" = 1 ] || fail "the demo needs udevd: tests/lab/run --udev"
 step() { echo; echo "### $*"; }
 show() { echo "\$ $*"; "$@" || fail "'$*' failed"; }
-trap 'umount /mnt/demo 2>/dev/null; fxctl remove demo >/dev/null 2>&1' EXIT
+members() { seq 0 $((N - 1)); }
+trap 'umount /mnt/demo 2>/dev/null; fxctl stop demo >/dev/null 2>&1' EXIT
 
-step "The lab connected ${#M[@]} NVMe-oF namespaces over RDMA (Soft-RoCE, nvme-rdma):"
+step "The lab's NVMe-oF targets: $N subsystems over RDMA (Soft-RoCE), kernel nvmet over null_blk."
+step "Write libnvme's configuration (what nvme-cli's connect-all reads too) and connect:"
+fx_member_disconnect $(members)
+{
+	printf '[{"hostnqn": "%s", "hostid": "%s", "subsystems": [' "$(cat /etc/nvme/hostnqn)" "$(cat /etc/nvme/hostid)"
+	for i in $(members); do
+		[ "$i" = 0 ] || printf ','
+		printf '{"nqn": "%s%s", "ports": [{"transport": "rdma", "traddr": "%s", "trsvcid": "4420"}]}' \
+			"$FX_NQN_BASE" "$i" "$FX_TARGET_IP"
+	done
+	printf ']}]\n'
+} | jq . >/etc/nvme/config.json || fail "writing /etc/nvme/config.json"
+show cat /etc/nvme/config.json
+show fxctl connect-all
 show nvme list
-for m in "${M[@]}"; do
-	d=${m#/dev/}
-	echo "  $m: $(($(cat /sys/block/$d/size) / 2048)) MiB, transport $(cat /sys/block/$d/device/transport 2>/dev/null || cat /sys/class/nvme/${d%n*}/transport 2>/dev/null), $(cat /sys/block/$d/device/subsysnqn 2>/dev/null)"
-done
+for i in $(members); do M[i]=$(fx_member_dev "$i") || fail "member $i not connected"; done
 
-step "Load the fxblk module and ask it for its version over generic netlink:"
+step "Load fxblk and check the host:"
 show modprobe fxblk
 show fxctl version
+echo "\$ fxctl doctor"
+fxctl doctor
+echo "(exit status $?: 0 without error findings)"
 
-step "Stripe all ${#M[@]} namespaces into one volume 'demo' (512 KiB chunks):"
+step "Stripe the $N namespaces into volume 'demo' (labels written on each member):"
 show fxctl create demo --chunk 512K "${M[@]}"
-show fxctl list
+show ls -l /dev/fx/demo
 show fxctl show demo
-DEV=$(fxctl -o json show demo | jq -r .volume.device)
-[ -b "$DEV" ] || fail "$DEV is not a block device"
-echo "(the kernel sees $DEV with holders: $(ls /sys/block/${DEV#/dev/}/slaves | tr '\n' ' '))"
+show fxctl examine "${M[0]}"
 
-step "Put XFS on $DEV (stripe unit/width come from the volume's io_min/io_opt) and mount it:"
+step "Put XFS on it:"
 modprobe xfs 2>/dev/null
-show mkfs.xfs -f -K "$DEV"
-mkdir -p /mnt/demo
-show mount "$DEV" /mnt/demo
-show df -h /mnt/demo
+show mkfs.xfs -q -f -K /dev/fx/demo
+udevadm settle --timeout=60
+FSUUID=$(blkid -s UUID -o value /dev/fx/demo)
+[ -n "$FSUUID" ] || fail "no file system UUID on /dev/fx/demo"
+fx_wait_path "/dev/disk/by-uuid/$FSUUID" 10 || fail "no /dev/disk/by-uuid/$FSUUID"
+echo "file system UUID $FSUUID -> $(readlink -f /dev/disk/by-uuid/$FSUUID)"
 
-step "A short fio run on a file in it: 1 MiB direct writes, then 128 KiB random reads (QD 16):"
+step "Stop the volume and disconnect every member (as at shutdown):"
+show fxctl stop demo
+show fxctl disconnect --config /etc/nvme/config.json
+[ ! -e /dev/fx/demo ] || fail "/dev/fx/demo still there"
+
+step "Connect again: udev sees each namespace, 'fxctl incremental' records it, the last one assembles the volume:"
+show fxctl connect-all
+fx_wait_path /dev/fx/demo 60 || { ls -R /run/fxblk; fail "the volume did not assemble by itself"; }
+udevadm settle --timeout=60
+show fxctl show demo
+fx_wait_path "/dev/disk/by-uuid/$FSUUID" 10 || fail "no /dev/disk/by-uuid/$FSUUID after assembly"
+
+step "Mount it by UUID (as an fstab line UUID=$FSUUID would) and run fio:"
+mkdir -p /mnt/demo
+show mount -t xfs "/dev/disk/by-uuid/$FSUUID" /mnt/demo
+show df -h /mnt/demo
 # fio_summary LABEL FIO-ARGS...: run fio, print one line from its JSON
 fio_summary() {
 	local label=$1; shift
@@ -45,20 +80,18 @@ fio_summary() {
 		"  \($l): \($d.bw / 1024 | floor) MiB/s, \($d.iops | floor) IOPS, mean latency \($d.clat_ns.mean / 1000 | floor) us, p99 \(($d.clat_ns.percentile["99.000000"] // 0) / 1000 | floor) us"' \
 		/tmp/demo-fio.json
 }
-fio_summary write --name=demo-write --filename=/mnt/demo/model.bin --size=128M --rw=write --bs=1M \
-	--direct=1 --ioengine=libaio --iodepth=8 --end_fsync=1
-fio_summary randread --name=demo-read --filename=/mnt/demo/model.bin --size=128M --rw=randread --bs=128k \
-	--direct=1 --ioengine=libaio --iodepth=16 --runtime=5 --time_based
+fio_summary "checkpoint write" --name=demo-write --filename=/mnt/demo/model.bin --size=128M --rw=write \
+	--bs=1M --direct=1 --ioengine=libaio --iodepth=8 --end_fsync=1
+fio_summary "KV-cache random read" --name=demo-read --filename=/mnt/demo/model.bin --size=128M \
+	--rw=randread --bs=512k --direct=1 --ioengine=libaio --iodepth=8 --runtime=5 --time_based
 echo "(Soft-RoCE under TCG emulation: ~100 MiB/s for the whole fabric; see 'make bench' for comparisons)"
 
-step "Per-member counters kept by fxblk (I/Os, sectors, latency histogram):"
+step "Per-member counters kept by fxblk:"
 show fxctl stats demo
-echo "(the same as JSON for tools: fxctl -o json stats demo | jq '.volume.members[] | {disk, reads: .read.ios, writes: .write.ios, flushes: .flush.ios}')"
-fxctl -o json stats demo | jq -c '.volume.members[] | {disk, reads: .read.ios, writes: .write.ios, flushes: .flush.ios}'
 
-step "Unmount and remove the volume (data stays on the members; re-create to get it back):"
+step "Unmount and stop (the labels stay: the next connect assembles it again):"
 show umount /mnt/demo
-show fxctl remove demo
+show fxctl stop demo
 show fxctl list
 trap - EXIT
 echo
