@@ -94,7 +94,7 @@ std::vector<Finding> check_rdma(const DoctorFacts &f)
 	for (const auto &d : f.rdma)
 		for (const auto &p : d.ports) {
 			std::string where = fmt::format("{} port {}", d.name, p.port);
-			if (p.state != "ACTIVE")
+			if (p.state != "active")
 				out.push_back(warning("rdma", fmt::format("{} is {}", where, p.state),
 						      "bring its link (and netdev) up: ip link set "
 						      "IFACE up"));

@@ -27,7 +27,7 @@ struct RdmaGid {
 
 struct RdmaPort {
 	unsigned port = 1;
-	std::string state;       // "ACTIVE", "DOWN", ...
+	std::string state;       // ibv_port_state_str(): "active", "down", ...
 	std::string link_layer;  // "Ethernet", "InfiniBand"
 	unsigned active_mtu = 0;  // bytes
 	std::vector<RdmaGid> gids;

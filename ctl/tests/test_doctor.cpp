@@ -15,7 +15,7 @@ DoctorFacts healthy()
 {
 	DoctorFacts f;
 	RdmaGid g{1, "::ffff:10.0.0.1", "RoCEv2", "dummy0", 9000};
-	f.rdma = {{"rxe0", {{1, "ACTIVE", "Ethernet", 4096, {g}}}}};
+	f.rdma = {{"rxe0", {{1, "active", "Ethernet", 4096, {g}}}}};
 	for (const char *m : {"fxblk", "nvme_core", "nvme_fabrics", "nvme_rdma", "rdma_rxe"})
 		f.modules[m] = true;
 	f.hostnqn_file = true;
@@ -63,8 +63,8 @@ TEST_CASE("rdma: no device, port down, no RoCEv2 GID, small MTU")
 	f.controllers.clear();
 	CHECK(has(check_rdma(f), "warning", "no RDMA device"));
 	f = healthy();
-	f.rdma[0].ports[0].state = "DOWN";
-	CHECK(has(check_rdma(f), "warning", "rxe0 port 1 is DOWN"));
+	f.rdma[0].ports[0].state = "down";
+	CHECK(has(check_rdma(f), "warning", "rxe0 port 1 is down"));
 	f = healthy();
 	f.rdma[0].ports[0].gids[0].type = "RoCEv1";
 	CHECK(has(check_rdma(f), "error", "no RoCEv2 GID"));
@@ -168,6 +168,6 @@ TEST_CASE("doctor command: JSON document and exit status")
 	CHECK(doc["findings"][0]["check"] == "hostnqn");
 	CHECK(h.run({"doctor"}) == 1);
 	CHECK(h.out.str().find("error: /etc/nvme/hostnqn is missing") != std::string::npos);
-	CHECK(h.out.str().find("rdma: rxe0 port 1 ACTIVE RoCEv2 GID ::ffff:10.0.0.1 (index 1) on "
+	CHECK(h.out.str().find("rdma: rxe0 port 1 active RoCEv2 GID ::ffff:10.0.0.1 (index 1) on "
 			       "dummy0, MTU 9000") != std::string::npos);
 }

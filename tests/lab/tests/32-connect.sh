@@ -145,6 +145,8 @@ expect_eq "$(jqr ".controllers[] | select(.controller == \"$C0\") | .ctrl_loss_t
 	"doctor: ctrl_loss_tmo of $C0"
 expect_match "$(jqr '.findings[] | select(.severity == "warning") | .message')" \
 	"$C0 .*ctrl_loss_tmo is off" "doctor warning for ctrl_loss_tmo off"
+# rxe0's port is up: no finding about it (libibverbs says "active", in lower case)
+expect_eq "$(jqr '[.findings[] | select(.check == "rdma" and .severity != "info")] | length')" 0 "doctor rdma warnings with rxe0 active"
 mv /etc/nvme/hostnqn /tmp/hostnqn.saved
 fx_expect_fail --rc 1 fxctl -o json doctor
 FX_JSON=$(printf '%s' "$FX_OUT" | jq -c .) || fail "doctor without hostnqn: no JSON"
