@@ -28,6 +28,15 @@ std::error_code nl_error(int nle) noexcept
 	return {std::abs(nle), nl_category()};
 }
 
+std::string open_failed(const std::string &path, int err)
+{
+	std::string msg = fmt::format("cannot open {}: {}", path, std::strerror(err));
+	if (err == EACCES || err == EPERM)
+		msg += "; reading and writing member labels needs permission to open the "
+		       "device: run fxctl as root";
+	return msg;
+}
+
 std::error_code errno_error(int err) noexcept
 {
 	return {std::abs(err), std::generic_category()};

@@ -28,6 +28,10 @@ const std::error_category &nl_category() noexcept;
 std::error_code nl_error(int nle) noexcept;  // accepts -NLE_x or NLE_x
 std::error_code errno_error(int err) noexcept;  // accepts -E or E
 
+// "cannot open PATH: <strerror>", with the fix when it is a permission
+// problem (members are opened to read and write their labels).
+std::string open_failed(const std::string &path, int err);
+
 // A runtime failure. what() names the object and the fix; the exit status
 // follows the errno in code() (exit_code_for_errno).
 class Error : public std::runtime_error {

@@ -185,7 +185,7 @@ void open_dev(Fd &f, const std::string &dev, int flags)
 	if (f.fd < 0 && errno == EINVAL)
 		f.fd = ::open(dev.c_str(), flags | O_CLOEXEC);
 	if (f.fd < 0)
-		throw Error(fmt::format("cannot open {}: {}", dev, std::strerror(errno)),
+		throw Error(open_failed(dev, errno),
 			    errno_error(errno));
 }
 

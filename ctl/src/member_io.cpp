@@ -75,7 +75,7 @@ void open_or_throw(Fd &f, const std::string &path, int flags)
 {
 	f.fd = ::open(path.c_str(), flags | O_CLOEXEC);
 	if (f.fd < 0)
-		throw Error(fmt::format("cannot open {}: {}", path, std::strerror(errno)),
+		throw Error(open_failed(path, errno),
 			    errno_error(errno));
 }
 

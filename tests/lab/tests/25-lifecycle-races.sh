@@ -166,7 +166,9 @@ ls /sys/block | grep -q '^fx' && fail "fx disks left after rmmod: $(ls /sys/bloc
 members_free "rmmod with idle volumes"
 fx_load
 [ "$(nvols)" = 0 ] || fail "volumes after a reload: $(fxctl list)"
-fx_run timeout $T fxctl create t25a "${M[@]}"
+# rmmod removed the volumes, not their labels: a different volume over
+# the same members needs --force
+fx_run timeout $T fxctl create --force t25a "${M[@]}"
 fx_run timeout $T fxctl remove t25a
 fx_dmesg_clean_since races
 fl_result "rounds=$ROUNDS opens_ok=$OPENS_OK opens_refused=$OPENS_REFUSED remove_busy=$RM_BUSY storm_cycles=$((4 * ROUNDS))" \

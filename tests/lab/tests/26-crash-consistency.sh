@@ -65,8 +65,8 @@ MAN=$P/manifest               # acknowledged writes
 UMAN=$P/manifest.unacked      # unacknowledged raw writes (for information)
 mkdir -p $MNT
 
-create_volume() {
-	fx_run fxctl create $VOL --chunk $CHUNK --data-offset $DOFF "${M[@]}"
+create_volume() {	# [--force]: boot 2, over the members labelled in boot 1
+	fx_run fxctl create "$@" $VOL --chunk $CHUNK --data-offset $DOFF "${M[@]}"
 	DEV=$(fxdev $VOL) || fail "no /dev/fxN for $VOL"
 	SIZE=$(blockdev --getsize64 "$DEV") || fail "blockdev --getsize64 $DEV"
 	[ "$SIZE" -ge $((RAW_U + RAW_U_SLOTS * MiB)) ] || fail "$DEV has $SIZE bytes, too small for the layout"
@@ -226,7 +226,7 @@ boot2() {
 	log "boot 2: boot 1 had: $params"
 	expect_match "$params" "chunk=$CHUNK data_offset=$DOFF .* members=${M[*]} fs=$FS " "boot 1 parameters"
 	fx_load
-	create_volume
+	create_volume --force
 	expect_match "$params" " size=$SIZE " "volume size in boot 2 ($SIZE) vs boot 1"
 	trap 'umount $MNT 2>/dev/null; fxctl remove $VOL >/dev/null 2>&1' EXIT
 	if [ "$BREAK" = corrupt ]; then

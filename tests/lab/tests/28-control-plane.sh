@@ -31,7 +31,10 @@ ctrl=$(basename "$(readlink -f /sys/block/${M[3]#/dev/}/device)")
 log "unlinking $NQN (${M[3]}) from the target port"
 rm "$LINK" || fail "cannot unlink $LINK"
 
-fxctl create t28b --chunk 64K "${M[3]}" "${M[2]}" >/tmp/t28b.out 2>&1 &
+# A raw CREATE: fxctl create would first block in user space, reading the
+# member's label; the kernel's CREATE path is what is under test here.
+fxblk-nltest --cmd create --name t28b --chunk 128 --member "${M[3]}" --member "${M[2]}" \
+	--keep --expect 0 >/tmp/t28b.out 2>&1 &
 CPID=$!
 # Wait until the CREATE is inside the kernel, stuck on the member's I/O.
 stuck=
