@@ -156,6 +156,18 @@ Outcome start(Ctx &ctx, const Plan &p)
 	}
 }
 
+// A complete plan: refused with its problems, or warned about and started
+// (or found running), and reported. assemble NAME and incremental end here.
+int run_plan(Ctx &ctx, const Plan &p)
+{
+	if (!p.ok())
+		refuse(p);
+	warn(ctx, p);
+	Outcome o = start(ctx, p);
+	ctx.print(plan_doc(p, o.status, &o.volume), outcome_text(p, o));
+	return exit_ok;
+}
+
 void write_record(const fs::path &file, const label::Label &l, const std::string &devnode)
 {
 	fs::path tmp = file;
@@ -288,13 +300,7 @@ int cmd_assemble(Ctx &ctx)
 						"by its UUID:{}", target, ids),
 				    errno_error(EINVAL));
 		}
-		const Plan &p = *match.front();
-		if (!p.ok())
-			refuse(p);
-		warn(ctx, p);
-		Outcome o = start(ctx, p);
-		ctx.print(plan_doc(p, o.status, &o.volume), outcome_text(p, o));
-		return exit_ok;
+		return run_plan(ctx, *match.front());
 	}
 
 	json docs = json::array();
@@ -413,12 +419,7 @@ int cmd_incremental(Ctx &ctx)
 		ctx.print(plan_doc(p, "waiting", nullptr), text + '\n');
 		return exit_ok;
 	}
-	if (!p.ok())
-		refuse(p);
-	warn(ctx, p);
-	Outcome o = start(ctx, p);
-	ctx.print(plan_doc(p, o.status, &o.volume), outcome_text(p, o));
-	return exit_ok;
+	return run_plan(ctx, p);
 }
 
 }  // namespace fxctl
