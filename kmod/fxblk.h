@@ -132,6 +132,7 @@ struct fxblk_volume {
 	/* PREFLUSH writes whose flushes completed, data still to send. */
 	spinlock_t deferred_lock;
 	struct bio_list deferred;
+	struct bio_list reissue;	/* member bios refused with AGAIN */
 	struct work_struct deferred_work;
 	struct workqueue_struct *wq;
 	unsigned int nr_members;
@@ -149,9 +150,12 @@ struct fxblk_io {
 	u64 start_ns;
 	unsigned long acct_start;	/* from bio_start_io_acct() */
 	unsigned int sectors;		/* size at submission */
+	sector_t sector;		/* member sector at submission */
+	fxblk_opf_t opf;		/* flags at submission */
 	u8 dir;				/* enum fxblk_dir */
 	bool acct;			/* end accounting on parent */
 	bool flush_data;		/* parent: data follows the flushes */
+	bool child;			/* a fan-out's child, not a data clone */
 	bool polled;			/* parent completes from ->poll_bio */
 	/*
 	 * Polled bios: 2 while the clone is in flight (its completion and the
@@ -214,6 +218,7 @@ u64 fxblk_member_errors(struct fxblk_member *m);
 int fxblk_stats_init(struct fxblk_member *m);
 void fxblk_stats_exit(struct fxblk_member *m);
 void fxblk_stats_start(struct fxblk_member *m, unsigned int dir);
+void fxblk_stats_cancel(struct fxblk_member *m, unsigned int dir);
 void fxblk_stats_done(struct fxblk_member *m, const struct fxblk_io *io,
 		      fxblk_opf_t opf, blk_status_t status);
 void fxblk_stats_sum(struct fxblk_member *m, struct fxblk_stat_cpu *sum);

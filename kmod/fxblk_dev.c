@@ -70,17 +70,23 @@ static void fxblk_defer(struct fxblk_volume *vol, struct bio *bio)
 	queue_work(vol->wq, &vol->deferred_work);
 }
 
+static void fxblk_reissue(struct fxblk_volume *vol, struct bio *old);
+
 static void fxblk_deferred_work(struct work_struct *work)
 {
 	struct fxblk_volume *vol = container_of(work, struct fxblk_volume,
 						deferred_work);
-	struct bio_list bios;
+	struct bio_list bios, again;
 	struct bio *bio;
 
 	spin_lock_irq(&vol->deferred_lock);
 	bios = vol->deferred;
 	bio_list_init(&vol->deferred);
+	again = vol->reissue;
+	bio_list_init(&vol->reissue);
 	spin_unlock_irq(&vol->deferred_lock);
+	while ((bio = bio_list_pop(&again)))
+		fxblk_reissue(vol, bio);
 	while ((bio = bio_list_pop(&bios))) {
 		submit_bio_noacct(bio);
 		percpu_ref_put(&vol->active);
@@ -107,6 +113,36 @@ static void fxblk_io_finish(struct bio *bio)
 		percpu_ref_put(&m->vol->active);
 }
 
+/*
+ * A member refused a REQ_NOWAIT bio with BLK_STS_AGAIN: no tag free, its
+ * queue frozen for a controller reset, a dm member suspended, a multipath
+ * requeue. Passing that up is right only while nothing else of the
+ * original bio is in flight and the answer reaches its submitter at once:
+ * io_uring retries an -EAGAIN only when it completes in the submitting task
+ * (io_rw_should_reissue()); one that completes later, from a completion
+ * context or a worker, reaches the application as an I/O error. The block
+ * core never splits a NOWAIT bio for that reason (bio_split_rw_at()); fxblk
+ * does (fxblk_submit_rw()), and a member may refuse long after submission,
+ * so fxblk sends the piece again itself, without NOWAIT, from the volume's
+ * worker, where waiting is allowed. A polled bio's completion reaches its
+ * poller, which is the submitting task: it is passed up, as dm does.
+ */
+static bool fxblk_may_reissue(const struct fxblk_io *io)
+{
+	return !io->polled && (io->opf & REQ_NOWAIT);
+}
+
+static void fxblk_queue_reissue(struct fxblk_volume *vol, struct bio *bio)
+{
+	unsigned long flags;
+
+	/* The bio keeps the volume reference fxblk_issue() took. */
+	spin_lock_irqsave(&vol->deferred_lock, flags);
+	bio_list_add(&vol->reissue, bio);
+	spin_unlock_irqrestore(&vol->deferred_lock, flags);
+	queue_work(vol->wq, &vol->deferred_work);
+}
+
 static void fxblk_endio(struct bio *bio)
 {
 	struct fxblk_io *io = fxblk_io_of(bio);
@@ -115,6 +151,11 @@ static void fxblk_endio(struct bio *bio)
 	blk_status_t status = bio->bi_status;
 
 	if (m) {
+		if (unlikely(status == BLK_STS_AGAIN) && fxblk_may_reissue(io)) {
+			fxblk_stats_cancel(m, io->dir);
+			fxblk_queue_reissue(m->vol, bio);
+			return;
+		}
 		fxblk_stats_done(m, io, bio->bi_opf, status);
 		/*
 		 * NOTSUPP (an optional discard) and AGAIN (a NOWAIT bio) say
@@ -144,12 +185,57 @@ static void fxblk_issue(struct fxblk_member *m, struct bio *bio,
 	io->dir = dir;
 	io->flush_data = false;
 	io->sectors = bio_sectors(bio);
+	io->sector = bio->bi_iter.bi_sector;
+	io->opf = bio->bi_opf;
 	io->start_ns = ktime_get_ns();
 	/* Dropped in fxblk_endio(); the submitter's reference covers this. */
 	percpu_ref_get(&m->vol->active);
 	fxblk_stats_start(m, dir);
 	bio->bi_end_io = fxblk_endio;
 	submit_bio_noacct(bio);
+}
+
+/*
+ * Send a member bio refused with AGAIN again, without NOWAIT, from the
+ * volume's worker (see fxblk_may_reissue()). A new bio of the same shape:
+ * the refused one went through bio_endio(), which dropped its cgroup and
+ * crypt contexts. It goes back to the pool before the new one is taken
+ * from it, so this wait cannot be on ourselves.
+ */
+static void fxblk_reissue(struct fxblk_volume *vol, struct bio *old)
+{
+	struct fxblk_io *oio = fxblk_io_of(old), *io;
+	struct fxblk_member *m = oio->member;
+	struct bio *parent = oio->parent, *bio;
+	fxblk_opf_t opf = oio->opf & ~REQ_NOWAIT;
+	unsigned int dir = oio->dir, sectors = oio->sectors;
+	unsigned long acct_start = oio->acct_start;
+	sector_t sector = oio->sector;
+	bool acct = oio->acct, child = oio->child;
+
+	bio_put(old);
+	if (child) {
+		/* flush, discard or write-zeroes of a fan-out */
+		struct bio *orig = fxblk_io_of(parent)->parent;
+
+		bio = fxblk_alloc_bio(m->bdev, opf, GFP_NOIO, &vol->clone_bs);
+		bio_clone_blkg_association(bio, orig);
+		bio->bi_ioprio = orig->bi_ioprio;
+		bio->bi_iter.bi_size = sectors << SECTOR_SHIFT;
+	} else {
+		/* data: a clone of all of its parent (fxblk_map_one()) */
+		bio = fxblk_clone(parent, m->bdev, GFP_NOIO, &vol->clone_bs);
+		bio->bi_opf = opf;
+	}
+	bio->bi_iter.bi_sector = sector;
+	io = fxblk_io_of(bio);
+	io->acct = acct;
+	io->acct_start = acct_start;
+	io->child = child;
+	io->polled = false;
+	fxblk_issue(m, bio, parent, dir);
+	/* the reference the refused bio held */
+	percpu_ref_put(&vol->active);
 }
 
 /* Account @orig in /proc/diskstats, ended when @io completes. */
@@ -224,7 +310,7 @@ static inline void fxblk_poll_prep(struct bio *parent, struct bio *clone)
  * accounted as a whole before it was cut (fxblk_acct_clone()).
  */
 static void fxblk_map_one(struct fxblk_volume *vol, struct bio *bio,
-			  bool acct)
+			  bool acct, gfp_t gfp)
 {
 	struct fxblk_member *m;
 	struct bio *clone;
@@ -240,13 +326,15 @@ static void fxblk_map_one(struct fxblk_volume *vol, struct bio *bio,
 	 */
 	if (unlikely(fxblk_bio_polled(bio)) && !fxblk_bdev_poll(m->bdev))
 		fxblk_clear_polled(bio);
-	clone = fxblk_clone(bio, m->bdev, fxblk_gfp(bio), &vol->clone_bs);
+	clone = fxblk_clone(bio, m->bdev, gfp, &vol->clone_bs);
 	if (unlikely(!clone)) {
+		/* only with GFP_NOWAIT: nothing of @bio was sent yet */
 		bio_wouldblock_error(bio);
 		return;
 	}
 	clone->bi_iter.bi_sector = m->data_offset + msector;
 	fxblk_io_of(clone)->acct = false;
+	fxblk_io_of(clone)->child = false;
 	if (acct)
 		fxblk_start_acct(fxblk_io_of(clone), bio);
 	fxblk_poll_prep(bio, clone);
@@ -298,12 +386,15 @@ static struct bio *fxblk_acct_clone(struct fxblk_volume *vol, struct bio *bio,
  * piece's clone (a lower device) before that rest, so each pass holds at
  * most one split and one clone: no pool can run dry under us.
  *
- * REQ_NOWAIT bios are split too, allocating without waiting (dm does the
- * same): failing them with EAGAIN would punt every large io_uring read to
- * an io-wq worker, and on 6.1 every polled bio is NOWAIT, so io_uring
- * would retry a polled chunk-crossing bio forever. A piece may still end
- * with EAGAIN after the others were done: the caller then retries the
- * whole bio, which rewrites the same data.
+ * REQ_NOWAIT bios are split too (dm does the same): failing them with EAGAIN
+ * would punt every large io_uring read to an io-wq worker, and on 6.1 every
+ * polled bio is NOWAIT, so io_uring would retry a polled chunk-crossing bio
+ * forever. But only the first allocations may fail, while nothing was sent:
+ * a bio with a piece in flight that ended with EAGAIN would complete in
+ * that piece's completion context, where io_uring cannot retry it
+ * (fxblk_may_reissue()). So once the split is made, and for every rest that
+ * comes back, allocations wait for the pool as without NOWAIT; the argument
+ * above says no pool can run dry under us.
  */
 static void fxblk_submit_rw(struct fxblk_volume *vol, struct bio *bio)
 {
@@ -311,9 +402,11 @@ static void fxblk_submit_rw(struct fxblk_volume *vol, struct bio *bio)
 						     bio->bi_iter.bi_sector);
 	/* A rest coming back is a bio of acct_bs, accounted already. */
 	bool acct = bio->bi_end_io != fxblk_acct_endio;
+	/* A rest of an unaccounted split (or a bio chained above us). */
+	bool sent = !acct || bio_flagged(bio, BIO_CHAIN);
+	gfp_t gfp = sent ? GFP_NOIO : fxblk_gfp(bio);
 
 	if (bio_sectors(bio) > max) {
-		gfp_t gfp = fxblk_gfp(bio);
 		struct bio *split;
 
 		/* Only a single clone is polled: see fxblk_poll_prep(). */
@@ -330,6 +423,7 @@ static void fxblk_submit_rw(struct fxblk_volume *vol, struct bio *bio)
 		acct = false;
 		split = bio_split(bio, max, gfp, &vol->split_bs);
 		if (IS_ERR_OR_NULL(split)) {
+			/* only with GFP_NOWAIT: nothing was sent yet */
 			bio_wouldblock_error(bio);
 			return;
 		}
@@ -337,8 +431,10 @@ static void fxblk_submit_rw(struct fxblk_volume *vol, struct bio *bio)
 		fxblk_trace_split(split, bio->bi_iter.bi_sector);
 		submit_bio_noacct(bio);
 		bio = split;
+		/* the rest will be sent: the piece must not fail */
+		gfp = GFP_NOIO;
 	}
-	fxblk_map_one(vol, bio, acct);
+	fxblk_map_one(vol, bio, acct, gfp);
 }
 
 /*
@@ -450,6 +546,7 @@ static void fxblk_submit_fanout(struct fxblk_volume *vol, struct bio *bio,
 		child->bi_iter.bi_size = (me - ms) << SECTOR_SHIFT;
 		fxblk_io_of(child)->acct = false;
 		fxblk_io_of(child)->polled = false;
+		fxblk_io_of(child)->child = true;
 		if (!flush)
 			fxblk_trace_remap(child, disk_devt(vol->disk),
 					  bio->bi_iter.bi_sector);
@@ -918,6 +1015,7 @@ struct fxblk_volume *fxblk_dev_alloc(const struct fxblk_create_req *req,
 	mutex_init(&vol->alloc_lock);
 	spin_lock_init(&vol->deferred_lock);
 	bio_list_init(&vol->deferred);
+	bio_list_init(&vol->reissue);
 	INIT_WORK(&vol->deferred_work, fxblk_deferred_work);
 	return vol;
 }

@@ -31,6 +31,12 @@ void fxblk_stats_start(struct fxblk_member *m, unsigned int dir)
 	this_cpu_inc(m->stats->inflight[dir]);
 }
 
+/* A bio that is sent again (fxblk_reissue()): not an I/O of its own. */
+void fxblk_stats_cancel(struct fxblk_member *m, unsigned int dir)
+{
+	this_cpu_dec(m->stats->inflight[dir]);
+}
+
 /* Bucket i holds 2^i <= t < 2^(i+1) microseconds; 0 also takes t < 1. */
 static unsigned int fxblk_lat_bucket(u64 ns)
 {
