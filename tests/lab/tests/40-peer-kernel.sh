@@ -8,8 +8,9 @@
 #   O_DIRECT; async RW with eventfd + REAP; every bad argument (alignment,
 #   wrap-around, reserved fields, bad handle, double deregister, non-fxblk
 #   fd) a clean errno; another process (fork, fork+exec) refused; a process
-#   killed with memory registered leaves 0 pinned bytes;
-# - revoke (test hook) with 32 async I/Os in flight: handle REVOKED, new I/O
+#   killed with memory registered leaves 0 pinned bytes; without
+#   CAP_IPC_LOCK pins are charged to RLIMIT_MEMLOCK;
+# - revoke (test hook) with 64 async I/Os in flight: handle REVOKED, new I/O
 #   refused, the I/O drains, pinned bytes back to 0;
 # - fake_amdkfd / fake_ascend (tests/peer) loaded: rocm and ascend present,
 #   their memory registered (AUTO) is DMA-address-only (RW -> EREMOTEIO),
@@ -44,6 +45,7 @@ fx_run fxctl create t40 --chunk 64K "${M[0]}" "${M[1]}"
 DEV=$(fxdev t40) || fail "no /dev/fxN with sysfs name t40"
 fx_run $PT host "$DEV"
 fx_run $PT revoke-io "$DEV"
+fx_run as_nobody $PT memlock
 
 insmod /lab/modules/fake_amdkfd.ko || fail "insmod fake_amdkfd"
 insmod /lab/modules/fake_ascend.ko || fail "insmod fake_ascend"
