@@ -20,29 +20,8 @@
 #include <linux/sched/mm.h>
 #include <linux/scatterlist.h>
 
+#include "amd_rdma.h"
 #include "fake_vram.h"
-
-struct amd_p2p_info {
-	uint64_t va;
-	uint64_t size;
-	struct pid *pid;
-	struct sg_table *pages;
-	void *priv;
-};
-
-struct amd_rdma_interface {
-	int (*get_pages)(uint64_t address, uint64_t length, struct pid *pid,
-			 struct device *dma_dev,
-			 struct amd_p2p_info **amd_p2p_data,
-			 void (*free_callback)(void *client_priv),
-			 void *client_priv);
-	int (*put_pages)(struct amd_p2p_info **amd_p2p_data);
-	int (*is_gpu_address)(uint64_t address, struct pid *pid);
-	int (*get_page_size)(uint64_t address, uint64_t length,
-			     struct pid *pid, unsigned long *page_size);
-};
-
-int amdkfd_query_rdma_interface(const struct amd_rdma_interface **rdma);
 
 struct fake_pin {
 	struct list_head node;

@@ -17,25 +17,8 @@
 #include <linux/sched.h>
 #include <linux/sizes.h>
 
+#include "ascend_kernel_hal.h"
 #include "fake_vram.h"
-
-struct p2p_page_info {
-	u64 pa;
-	u64 reserved[4];
-};
-
-struct p2p_page_table {
-	u32 version;
-	u64 page_size;
-	struct p2p_page_info *pages_info;
-	u64 page_num;
-	u64 reserved[4];
-};
-
-int hal_kernel_p2p_get_pages(u64 va, u64 len,
-			     void (*free_callback)(void *data), void *data,
-			     struct p2p_page_table **page_table);
-int hal_kernel_p2p_put_pages(struct p2p_page_table *page_table);
 
 #define FAKE_P2P_VERSION 0x00010000
 

@@ -52,7 +52,7 @@ static void fail(const char *fmt, ...)
 	exit(1);
 }
 
-static void ok(const char *fmt, ...)
+static void good(const char *fmt, ...)
 {
 	va_list ap;
 
@@ -72,7 +72,7 @@ static void expect(int ret, int want, const char *what)
 		fail("%s: got %s (%d), expected %s", what,
 		     got ? strerror(got) : "success", got,
 		     want ? strerror(want) : "success");
-	ok("%s -> %s", what, want ? strerror(want) : "success");
+	good("%s -> %s", what, want ? strerror(want) : "success");
 }
 
 static int open_ctl(void)
@@ -115,7 +115,7 @@ static void expect_pinned(int ctl, uint32_t id, uint64_t want, const char *w)
 	if (got != want)
 		fail("%s: pinned bytes %" PRIu64 ", expected %" PRIu64, w,
 		     got, want);
-	ok("%s: pinned bytes %" PRIu64, w, got);
+	good("%s: pinned bytes %" PRIu64, w, got);
 }
 
 static int reg(int ctl, uint32_t prov, uint32_t flags, uint64_t addr,
@@ -195,7 +195,7 @@ static void cmp(const void *a, const void *b, size_t n, const char *what)
 		if (((const unsigned char *)a)[i] !=
 		    ((const unsigned char *)b)[i])
 			fail("%s: differs at byte %zu", what, i);
-	ok("%s: %zu bytes equal", what, n);
+	good("%s: %zu bytes equal", what, n);
 }
 
 static int cmd_providers(void)
@@ -284,12 +284,12 @@ static void host_async(int ctl, int dev, int devd, uint64_t h,
 	}
 	if (seen != 0xff)
 		fail("async: user_data seen 0x%" PRIx64, seen);
-	ok("async: 8 completions reaped with their user_data and 128 KiB each");
+	good("async: 8 completions reaped with their user_data and 128 KiB each");
 	while (cnt < 8 && read(efd, &v, 8) == 8)
 		cnt += v;
 	if (cnt != 8)
 		fail("eventfd counted %" PRIu64 ", expected 8", cnt);
-	ok("eventfd signalled 8 times");
+	good("eventfd signalled 8 times");
 	memset(&r, 0, sizeof(r));
 	r.abi = FXBLK_PEER_ABI;
 	r.max = 4;
@@ -405,7 +405,7 @@ static void host_foreign(int ctl, int dev, uint64_t h)
 	waitpid(pid, &st, 0);
 	if (!WIFEXITED(st) || WEXITSTATUS(st))
 		fail("forked child using the parent's context: status %d", st);
-	ok("forked child: QUERY, RW, DEREGISTER on the parent's handle -> EPERM");
+	good("forked child: QUERY, RW, DEREGISTER on the parent's handle -> EPERM");
 
 	/* exec'd: the fd is inherited (no CLOEXEC on this dup) */
 	snprintf(fdarg, sizeof(fdarg), "%d", dup(ctl));
@@ -419,7 +419,7 @@ static void host_foreign(int ctl, int dev, uint64_t h)
 	close(atoi(fdarg));
 	if (!WIFEXITED(st) || WEXITSTATUS(st))
 		fail("exec'd process using the context: status %d", st);
-	ok("exec'd process: the inherited context refuses it (EPERM)");
+	good("exec'd process: the inherited context refuses it (EPERM)");
 }
 
 static int cmd_use_fd(int ctl, uint64_t h)
@@ -497,7 +497,7 @@ static int cmd_host(const char *path)
 	    !(r.out_flags & FXBLK_PEER_F_STRUCT_PAGE) || r.reason[0])
 		fail("host registration: provider %u flags 0x%x reason '%s'",
 		     r.provider, r.out_flags, r.reason);
-	ok("host registration: handle %" PRIu64 ", direct, struct pages",
+	good("host registration: handle %" PRIu64 ", direct, struct pages",
 	   (uint64_t)r.handle);
 	expect(query(ctl, r.handle, &q), 0, "QUERY");
 	if (q.state != FXBLK_PEER_STATE_ACTIVE || q.len != 2 * MiB ||
@@ -566,7 +566,7 @@ static void expect_dma_only(const struct fxblk_peer_register *r, uint32_t id)
 	    !strstr(r->reason, "direct: no"))
 		fail("registration: provider %u (want %u) flags 0x%x reason '%s'",
 		     r->provider, id, r->out_flags, r->reason);
-	ok("provider %u: DMA addresses only, reason '%s'", id, r->reason);
+	good("provider %u: DMA addresses only, reason '%s'", id, r->reason);
 }
 
 /* Revoke through the fake: the handle turns REVOKED and lets go. */
@@ -586,7 +586,7 @@ static void gpu_revoke(int ctl, int dev, const char *mod, uint32_t id,
 	if (q.state != FXBLK_PEER_STATE_REVOKED || q.pinned_bytes)
 		fail("after revoke: state %u pinned %" PRIu64, q.state,
 		     (uint64_t)q.pinned_bytes);
-	ok("revoked by %s: state REVOKED, reason '%s', unpinned", mod,
+	good("revoked by %s: state REVOKED, reason '%s', unpinned", mod,
 	   q.reason);
 	expect(rw(ctl, h, FXBLK_PEER_OP_WRITE, dev, 0, 0, 4096), ENXIO,
 	       "RW on a revoked handle");
@@ -715,7 +715,7 @@ static int cmd_revoke_io(const char *path)
 	struct fxblk_peer_register r;
 	struct fxblk_peer_query q;
 	struct fxblk_peer_reap rp;
-	int i, got = 0, good = 0, inflight;
+	int i, got = 0, moved = 0, inflight;
 
 	if (dev < 0)
 		fail("open %s: %s", path, strerror(errno));
@@ -738,7 +738,7 @@ static int cmd_revoke_io(const char *path)
 	if (q.state != FXBLK_PEER_STATE_REVOKED)
 		fail("state %u after revoke", q.state);
 	if (inflight)
-		ok("revoked with %d I/Os in flight before the trigger, %u after",
+		good("revoked with %d I/Os in flight before the trigger, %u after",
 		   inflight, q.inflight);
 	else
 		printf("SKIP: revoke with I/O in flight: all %d I/Os completed before the trigger\n",
@@ -753,10 +753,10 @@ static int cmd_revoke_io(const char *path)
 		if (ioctl(ctl, FXBLK_PEER_IOC_REAP, &rp))
 			fail("REAP: %s", strerror(errno));
 		for (i = 0; i < (int)rp.count; i++)
-			good += rp.c[i].result == (int64_t)MiB;
+			moved += rp.c[i].result == (int64_t)MiB;
 		got += rp.count;
 	}
-	ok("all %d in-flight I/Os completed (%d moved their 1 MiB)", n, good);
+	good("all %d in-flight I/Os completed (%d moved their 1 MiB)", n, moved);
 	expect_pinned(ctl, FXBLK_PEER_PROV_HOST, 0, "after the revoke work");
 	expect(query(ctl, r.handle, &q), 0, "QUERY after the I/O drained");
 	if (q.inflight || q.pinned_bytes)

@@ -20,7 +20,7 @@ esac
 (
 	flock 9
 	# tests/peer: the fake vendor modules of the peer-memory test
-	for f in "$HERE"/Kbuild "$HERE"/*.c "$TOP"/tests/peer/fake_*.[ch]; do cmp -s "$f" "$B/${f##*/}" || cp "$f" "$B/"; done
+	for f in "$HERE"/Kbuild "$HERE"/*.c "$TOP"/tests/peer/fake_*.c "$TOP"/tests/peer/*.h; do cmp -s "$f" "$B/${f##*/}" || cp "$f" "$B/"; done
 	if ! make -s -C "$KDIR" M="$B" CC=gcc modules >"$B/build.log" 2>&1; then
 		echo "lab modules: build for $KVER failed, see $B/build.log" >&2
 		exit 1
