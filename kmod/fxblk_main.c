@@ -21,6 +21,7 @@
 #include <linux/wait_bit.h>
 
 #include "fxblk.h"
+#include "fxblk_peer.h"
 
 DEFINE_MUTEX(fxblk_lock);
 static DEFINE_IDR(fxblk_idr);
@@ -246,13 +247,18 @@ static int __init fxblk_init(void)
 		ret = fxblk_major;
 		goto out_wq;
 	}
-	ret = fxblk_nl_init();
+	ret = fxblk_peer_init();
 	if (ret)
 		goto out_blkdev;
+	ret = fxblk_nl_init();
+	if (ret)
+		goto out_peer;
 	pr_info("version %s loaded, major %d\n", FXBLK_MOD_VERSION,
 		fxblk_major);
 	return 0;
 
+out_peer:
+	fxblk_peer_exit();
 out_blkdev:
 	unregister_blkdev(fxblk_major, "fxblk");
 out_wq:
@@ -272,6 +278,7 @@ static void __exit fxblk_exit(void)
 	int index = 0;
 
 	fxblk_nl_exit();
+	fxblk_peer_exit();
 	while ((vol = fxblk_get_next(&index))) {
 		/* Not killable: nobody could remove what is left after exit. */
 		WARN_ON_ONCE(__fxblk_destroy(vol, false, false, NULL));

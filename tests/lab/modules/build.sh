@@ -19,10 +19,14 @@ case $KVER in	# fxlab_flushw needs 5.18+ (bio_alloc taking the bdev)
 esac
 (
 	flock 9
-	for f in "$HERE"/Kbuild "$HERE"/*.c; do cmp -s "$f" "$B/${f##*/}" || cp "$f" "$B/"; done
+	# tests/peer: the fake vendor modules of the peer-memory test
+	for f in "$HERE"/Kbuild "$HERE"/*.c "$TOP"/tests/peer/fake_*.c "$TOP"/tests/peer/*.h; do cmp -s "$f" "$B/${f##*/}" || cp "$f" "$B/"; done
 	if ! make -s -C "$KDIR" M="$B" CC=gcc modules >"$B/build.log" 2>&1; then
 		echo "lab modules: build for $KVER failed, see $B/build.log" >&2
 		exit 1
 	fi
 	cp "$B"/*.ko "$OUT/"
+	# and its user-space driver, against the uapi header of this tree
+	gcc -O2 -Wall -Wextra -Werror -I"$TOP/kmod/include/uapi" \
+		-o "$OUT/peer-test" "$TOP/tests/peer/peer-test.c"
 ) 9>"$B/.lock"

@@ -1,0 +1,999 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * fxblk peer memory: the control node /dev/fxblk-peer (uapi in
+ * include/uapi/linux/fxblk_peer.h), its contexts and handles, the registry
+ * of providers, RW between a handle's pinned pages and an fxN disk, and
+ * revocation.
+ *
+ * One open file is one context, bound to the mm that opened it; handles
+ * live in the context's xarray under ctx->lock. Pinned bytes are charged to
+ * the mm's locked_vm (RLIMIT_MEMLOCK unless CAP_IPC_LOCK), as vfio does.
+ * A registration is freed by its last kref; its pins are released before,
+ * in process context, by whoever marks it dead or the revoke work, after
+ * its in-flight I/O drained (see struct fxblk_peer_reg).
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/bio.h>
+#include <linux/blkdev.h>
+#include <linux/eventfd.h>
+#include <linux/file.h>
+#include <linux/fs.h>
+#include <linux/miscdevice.h>
+#include <linux/mm.h>
+#include <linux/module.h>
+#include <linux/moduleparam.h>
+#include <linux/overflow.h>
+#include <linux/sched/mm.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+#include <linux/wait.h>
+#include <linux/xarray.h>
+
+#include "fxblk.h"
+#include "fxblk_peer.h"
+
+/* Async I/Os submitted and not reaped yet, per context. */
+#define FXBLK_PEER_MAX_ASYNC	4096
+/* Handles per context. */
+#define FXBLK_PEER_MAX_HANDLES	65536
+
+#ifndef BIO_MAX_VECS
+#define BIO_MAX_VECS BIO_MAX_PAGES	/* its name before 5.12 */
+#endif
+
+static const struct fxblk_peer_ops *const fxblk_peer_providers[] = {
+	[FXBLK_PEER_PROV_HOST] = &fxblk_peer_host_ops,
+	[FXBLK_PEER_PROV_ROCM] = &fxblk_peer_rocm_ops,
+	[FXBLK_PEER_PROV_ASCEND] = &fxblk_peer_ascend_ops,
+	[FXBLK_PEER_PROV_DMABUF] = &fxblk_peer_dmabuf_ops,
+};
+
+/* Per provider, over all contexts. */
+static atomic64_t fxblk_peer_pinned[__FXBLK_PEER_PROV_MAX];
+static atomic64_t fxblk_peer_nregs[__FXBLK_PEER_PROV_MAX];
+
+/*
+ * Waiters for a registration's @inflight to reach 0. Global, so that an
+ * I/O completion never touches its registration after the decrement.
+ */
+static DECLARE_WAIT_QUEUE_HEAD(fxblk_peer_idle);
+static struct workqueue_struct *fxblk_peer_wq;
+/* Every registration in service, for the test hook below. */
+static LIST_HEAD(fxblk_peer_all);
+static DEFINE_SPINLOCK(fxblk_peer_all_lock);
+
+struct fxblk_peer_ctx {
+	struct mm_struct *mm;		/* mmgrab()bed */
+	struct mutex lock;		/* @regs */
+	struct xarray regs;
+	u32 next_handle;
+	spinlock_t cq_lock;		/* @cq */
+	struct list_head cq;		/* completed async I/Os, oldest first */
+	wait_queue_head_t cq_wait;
+	atomic_t nr_async;		/* submitted and not reaped */
+};
+
+/* One RW: the bios it was split into, and its result. */
+struct fxblk_peer_io {
+	struct kref ref;		/* the bios' side, the sync waiter */
+	atomic_t pending;		/* bios + the submitter */
+	int error;			/* first one */
+	bool async;
+	struct fxblk_peer_reg *reg;
+	struct file *file;		/* the fxN disk */
+	struct eventfd_ctx *evfd;
+	struct completion done;
+	struct list_head node;		/* in ctx->cq */
+	u64 user_data;
+	u64 len;
+};
+
+/* The device DMA-address-only memory is mapped for: the control node's. */
+static u64 fxblk_peer_dma_mask = DMA_BIT_MASK(64);
+static struct miscdevice fxblk_peer_misc;
+
+struct device *fxblk_peer_dma_dev(void)
+{
+	return fxblk_peer_misc.this_device;
+}
+
+static void fxblk_peer_reg_free(struct kref *ref)
+{
+	struct fxblk_peer_reg *reg = container_of(ref, struct fxblk_peer_reg,
+						  ref);
+
+	WARN_ON_ONCE(reg->pinned);
+	kvfree(reg->pages);
+	kfree(reg);
+}
+
+static void fxblk_peer_reg_put(struct fxblk_peer_reg *reg)
+{
+	kref_put(&reg->ref, fxblk_peer_reg_free);
+}
+
+static u64 fxblk_peer_pages_of(u64 len)
+{
+	return DIV_ROUND_UP(len, PAGE_SIZE);
+}
+
+/* Once, in process context, with no I/O on the range left. */
+static void fxblk_peer_unpin(struct fxblk_peer_reg *reg)
+{
+	mutex_lock(&reg->pin_lock);
+	if (reg->pinned) {
+		reg->ops->unpin(reg);
+		account_locked_vm(reg->ctx->mm, fxblk_peer_pages_of(reg->len),
+				  false);
+		atomic64_sub(reg->len, &fxblk_peer_pinned[reg->ops->id]);
+		reg->pinned = false;
+	}
+	mutex_unlock(&reg->pin_lock);
+}
+
+static void fxblk_peer_wait_idle(struct fxblk_peer_reg *reg)
+{
+	wait_event(fxblk_peer_idle, !atomic_read(&reg->inflight));
+}
+
+static void fxblk_peer_revoke_work(struct work_struct *work)
+{
+	struct fxblk_peer_reg *reg = container_of(work, struct fxblk_peer_reg,
+						  revoke_work);
+
+	fxblk_peer_wait_idle(reg);
+	fxblk_peer_unpin(reg);
+	fxblk_peer_reg_put(reg);	/* the work's */
+}
+
+/*
+ * Vendor callback (free callback, dma-buf move_notify): refuse new I/O and
+ * leave the rest to the work item, because vendors forbid putting pages
+ * from inside their callback (Ascend says so; nvidia_p2p deadlocks).
+ */
+void fxblk_peer_revoke(void *data)
+{
+	struct fxblk_peer_reg *reg = data;
+	unsigned long flags;
+	bool first;
+
+	spin_lock_irqsave(&reg->lock, flags);
+	first = !reg->revoked;
+	if (first) {
+		reg->revoked = true;
+		strscpy(reg->reason, "revoked by the provider",
+			sizeof(reg->reason));
+		kref_get(&reg->ref);
+	}
+	spin_unlock_irqrestore(&reg->lock, flags);
+	if (first)
+		queue_work(fxblk_peer_wq, &reg->revoke_work);
+}
+
+/*
+ * Test hook: revoke every host registration as a vendor's free callback
+ * would, so that revocation can be tested with I/O in flight (memory that
+ * vendors revoke cannot take FXBLK_PEER_IOC_RW).
+ */
+static int fxblk_peer_revoke_host_set(const char *val,
+				      const struct kernel_param *kp)
+{
+	struct fxblk_peer_reg *reg;
+
+	spin_lock(&fxblk_peer_all_lock);
+	list_for_each_entry(reg, &fxblk_peer_all, node)
+		if (reg->ops->id == FXBLK_PEER_PROV_HOST)
+			fxblk_peer_revoke(reg);
+	spin_unlock(&fxblk_peer_all_lock);
+	return 0;
+}
+
+static const struct kernel_param_ops fxblk_peer_revoke_host_ops = {
+	.set = fxblk_peer_revoke_host_set,
+};
+
+module_param_cb(peer_revoke_host, &fxblk_peer_revoke_host_ops, NULL, 0200);
+MODULE_PARM_DESC(peer_revoke_host,
+		 "Test hook: writing revokes every host peer registration");
+
+/*
+ * Take @reg out of service: no new I/O, wait for the rest, unpin. The
+ * caller owns a reference and has removed @reg from its context.
+ */
+static void fxblk_peer_shutdown(struct fxblk_peer_reg *reg)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&reg->lock, flags);
+	reg->dead = true;
+	spin_unlock_irqrestore(&reg->lock, flags);
+	spin_lock(&fxblk_peer_all_lock);
+	list_del(&reg->node);
+	spin_unlock(&fxblk_peer_all_lock);
+	fxblk_peer_wait_idle(reg);
+	fxblk_peer_unpin(reg);
+	/* After the unpin no vendor calls back, so no work is queued anew. */
+	if (cancel_work_sync(&reg->revoke_work))
+		fxblk_peer_reg_put(reg);
+	atomic64_dec(&fxblk_peer_nregs[reg->ops->id]);
+}
+
+static struct fxblk_peer_reg *fxblk_peer_get(struct fxblk_peer_ctx *ctx,
+					     u64 handle)
+{
+	struct fxblk_peer_reg *reg = NULL;
+
+	if (!handle || handle > U32_MAX)
+		return NULL;
+	mutex_lock(&ctx->lock);
+	reg = xa_load(&ctx->regs, handle);
+	if (reg)
+		kref_get(&reg->ref);
+	mutex_unlock(&ctx->lock);
+	return reg;
+}
+
+static bool fxblk_peer_zero(const u64 *r, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (r[i])
+			return false;
+	return true;
+}
+
+static void fxblk_peer_fill_provider(const struct fxblk_peer_ops *ops,
+				     struct fxblk_peer_provider *p)
+{
+	p->id = ops->id;
+	strscpy(p->name, ops->name, sizeof(p->name));
+	p->pinned_bytes = atomic64_read(&fxblk_peer_pinned[ops->id]);
+	p->registrations = atomic64_read(&fxblk_peer_nregs[ops->id]);
+	if (ops->probe(p->reason, sizeof(p->reason)))
+		return;
+	p->flags = FXBLK_PEER_F_PRESENT | ops->caps;
+	p->page_size = PAGE_SIZE;
+	if (ops->not_direct)
+		strscpy(p->reason, ops->not_direct, sizeof(p->reason));
+	else
+		p->flags |= FXBLK_PEER_F_DIRECT;
+}
+
+static int fxblk_peer_ioc_providers(void __user *argp)
+{
+	struct fxblk_peer_providers *a;
+	int id, ret = 0;
+
+	a = kzalloc(sizeof(*a), GFP_KERNEL);
+	if (!a)
+		return -ENOMEM;
+	if (copy_from_user(a, argp, offsetof(typeof(*a), p))) {
+		ret = -EFAULT;
+		goto out;
+	}
+	if (a->abi != FXBLK_PEER_ABI) {
+		ret = -EPROTO;
+		goto out;
+	}
+	if (!fxblk_peer_zero(a->reserved, ARRAY_SIZE(a->reserved))) {
+		ret = -EINVAL;
+		goto out;
+	}
+	for (id = 1; id < ARRAY_SIZE(fxblk_peer_providers); id++)
+		fxblk_peer_fill_provider(fxblk_peer_providers[id],
+					 &a->p[a->count++]);
+	if (copy_to_user(argp, a, sizeof(*a)))
+		ret = -EFAULT;
+out:
+	kfree(a);
+	return ret;
+}
+
+static int fxblk_peer_check_register(const struct fxblk_peer_register *a)
+{
+	bool dmabuf = a->flags & FXBLK_PEER_REG_DMABUF;
+	u64 end;
+
+	if (a->abi != FXBLK_PEER_ABI)
+		return -EPROTO;
+	if (a->reserved0 || !fxblk_peer_zero(a->reserved,
+					     ARRAY_SIZE(a->reserved)) ||
+	    a->handle || a->page_size || a->out_flags)
+		return -EINVAL;
+	if (a->flags & ~FXBLK_PEER_REG_ALL || a->provider > FXBLK_PEER_PROV_MAX)
+		return -EINVAL;
+	/* A dma-buf comes only from its provider, and only it takes one. */
+	if (a->provider == FXBLK_PEER_PROV_DMABUF && !dmabuf)
+		return -EINVAL;
+	if (dmabuf && a->provider != FXBLK_PEER_PROV_DMABUF &&
+	    a->provider != FXBLK_PEER_PROV_AUTO)
+		return -EINVAL;
+	if (dmabuf ? a->addr || a->dmabuf_fd < 0 : a->offset || a->dmabuf_fd)
+		return -EINVAL;
+	if (!a->len || !IS_ALIGNED(a->len, FXBLK_PEER_ALIGN) ||
+	    !IS_ALIGNED(a->addr | a->offset, FXBLK_PEER_ALIGN))
+		return -EINVAL;
+	if (check_add_overflow(a->addr | a->offset, a->len, &end))
+		return -EINVAL;
+	if (!dmabuf && end > TASK_SIZE)
+		return -EFAULT;
+	return 0;
+}
+
+static struct fxblk_peer_reg *fxblk_peer_reg_alloc(struct fxblk_peer_ctx *ctx,
+					const struct fxblk_peer_register *a)
+{
+	struct fxblk_peer_reg *reg = kzalloc(sizeof(*reg), GFP_KERNEL);
+
+	if (!reg)
+		return NULL;
+	reg->ctx = ctx;
+	kref_init(&reg->ref);
+	reg->reg_flags = a->flags;
+	reg->dmabuf_fd = a->dmabuf_fd;
+	reg->addr = a->addr;
+	reg->offset = a->offset;
+	reg->len = a->len;
+	spin_lock_init(&reg->lock);
+	atomic_set(&reg->inflight, 0);
+	mutex_init(&reg->pin_lock);
+	INIT_WORK(&reg->revoke_work, fxblk_peer_revoke_work);
+	return reg;
+}
+
+/* Pin @reg with provider @id, charging the pages to RLIMIT_MEMLOCK. */
+static int fxblk_peer_pin(struct fxblk_peer_reg *reg, u32 id)
+{
+	const struct fxblk_peer_ops *ops = fxblk_peer_providers[id];
+	int ret;
+
+	ret = account_locked_vm(reg->ctx->mm, fxblk_peer_pages_of(reg->len),
+				true);
+	if (ret)
+		return ret;
+	reg->ops = ops;
+	ret = ops->pin(reg);
+	if (ret) {
+		account_locked_vm(reg->ctx->mm, fxblk_peer_pages_of(reg->len),
+				  false);
+		return ret;
+	}
+	reg->caps = FXBLK_PEER_F_PRESENT | ops->caps;
+	if (ops->not_direct)
+		strscpy(reg->reason, ops->not_direct, sizeof(reg->reason));
+	else
+		reg->caps |= FXBLK_PEER_F_DIRECT;
+	reg->pinned = true;
+	atomic64_add(reg->len, &fxblk_peer_pinned[id]);
+	return 0;
+}
+
+/*
+ * AUTO: a dma-buf goes to its provider; an address to the first GPU
+ * provider that claims it (-ENODEV: absent, -EFAULT: not its memory), else
+ * to host.
+ */
+static int fxblk_peer_pin_auto(struct fxblk_peer_reg *reg)
+{
+	static const u32 order[] = { FXBLK_PEER_PROV_ROCM,
+				     FXBLK_PEER_PROV_ASCEND };
+	int i, ret;
+
+	if (reg->reg_flags & FXBLK_PEER_REG_DMABUF)
+		return fxblk_peer_pin(reg, FXBLK_PEER_PROV_DMABUF);
+	for (i = 0; i < ARRAY_SIZE(order); i++) {
+		ret = fxblk_peer_pin(reg, order[i]);
+		if (ret != -ENODEV && ret != -EFAULT)
+			return ret;
+	}
+	return fxblk_peer_pin(reg, FXBLK_PEER_PROV_HOST);
+}
+
+static int fxblk_peer_add(struct fxblk_peer_ctx *ctx,
+			  struct fxblk_peer_reg *reg)
+{
+	u32 id;
+	int ret;
+
+	mutex_lock(&ctx->lock);
+	ret = xa_alloc_cyclic(&ctx->regs, &id, reg,
+			      XA_LIMIT(1, FXBLK_PEER_MAX_HANDLES),
+			      &ctx->next_handle, GFP_KERNEL);
+	if (ret >= 0) {
+		reg->handle = id;
+		spin_lock(&fxblk_peer_all_lock);
+		list_add_tail(&reg->node, &fxblk_peer_all);
+		spin_unlock(&fxblk_peer_all_lock);
+		atomic64_inc(&fxblk_peer_nregs[reg->ops->id]);
+		ret = 0;
+	}
+	mutex_unlock(&ctx->lock);
+	return ret == -EBUSY ? -ENOSPC : ret;
+}
+
+static int fxblk_peer_ioc_register(struct fxblk_peer_ctx *ctx,
+				   void __user *argp)
+{
+	struct fxblk_peer_register a;
+	struct fxblk_peer_reg *reg;
+	int ret;
+
+	if (copy_from_user(&a, argp, sizeof(a)))
+		return -EFAULT;
+	ret = fxblk_peer_check_register(&a);
+	if (ret)
+		return ret;
+	reg = fxblk_peer_reg_alloc(ctx, &a);
+	if (!reg)
+		return -ENOMEM;
+	if (a.provider == FXBLK_PEER_PROV_AUTO)
+		ret = fxblk_peer_pin_auto(reg);
+	else
+		ret = fxblk_peer_pin(reg, a.provider);
+	if (ret)
+		goto out_free;
+	ret = fxblk_peer_add(ctx, reg);
+	if (ret)
+		goto out_unpin;
+
+	a.provider = reg->ops->id;
+	a.handle = reg->handle;
+	a.page_size = reg->page_size;
+	a.out_flags = reg->caps;
+	strscpy(a.reason, reg->reason, sizeof(a.reason));
+	if (copy_to_user(argp, &a, sizeof(a)))
+		return -EFAULT;	/* the handle stays; the context owns it */
+	return 0;
+
+out_unpin:
+	fxblk_peer_unpin(reg);
+out_free:
+	fxblk_peer_reg_put(reg);
+	return ret;
+}
+
+static int fxblk_peer_ioc_deregister(struct fxblk_peer_ctx *ctx,
+				     void __user *argp)
+{
+	struct fxblk_peer_deregister a;
+	struct fxblk_peer_reg *reg = NULL;
+
+	if (copy_from_user(&a, argp, sizeof(a)))
+		return -EFAULT;
+	if (a.abi != FXBLK_PEER_ABI)
+		return -EPROTO;
+	if (a.reserved0 || !fxblk_peer_zero(a.reserved, ARRAY_SIZE(a.reserved)))
+		return -EINVAL;
+	mutex_lock(&ctx->lock);
+	if (a.handle && a.handle <= U32_MAX)
+		reg = xa_erase(&ctx->regs, a.handle);
+	mutex_unlock(&ctx->lock);
+	if (!reg)
+		return -ENOENT;
+	fxblk_peer_shutdown(reg);
+	fxblk_peer_reg_put(reg);	/* the context's */
+	return 0;
+}
+
+static int fxblk_peer_ioc_query(struct fxblk_peer_ctx *ctx, void __user *argp)
+{
+	struct fxblk_peer_query in, a = { .abi = FXBLK_PEER_ABI };
+	struct fxblk_peer_reg *reg;
+	unsigned long flags;
+
+	if (copy_from_user(&in, argp, offsetof(typeof(in), state)))
+		return -EFAULT;
+	if (in.abi != FXBLK_PEER_ABI)
+		return -EPROTO;
+	if (in.reserved0)
+		return -EINVAL;
+	reg = fxblk_peer_get(ctx, in.handle);
+	if (!reg)
+		return -ENOENT;
+	a.handle = in.handle;
+	spin_lock_irqsave(&reg->lock, flags);
+	a.state = reg->revoked || reg->dead ? FXBLK_PEER_STATE_REVOKED :
+					      FXBLK_PEER_STATE_ACTIVE;
+	strscpy(a.reason, reg->reason, sizeof(a.reason));
+	spin_unlock_irqrestore(&reg->lock, flags);
+	a.provider = reg->ops->id;
+	a.flags = reg->caps;
+	a.inflight = atomic_read(&reg->inflight);
+	a.addr = reg->addr;
+	a.offset = reg->offset;
+	a.len = reg->len;
+	a.page_size = reg->page_size;
+	a.pinned_bytes = READ_ONCE(reg->pinned) ? reg->len : 0;
+	fxblk_peer_reg_put(reg);
+	return copy_to_user(argp, &a, sizeof(a)) ? -EFAULT : 0;
+}
+
+/* The fxblk disk (or partition of one) open as @file, else NULL. */
+static struct block_device *fxblk_peer_bdev(struct file *file)
+{
+	struct block_device *bdev;
+
+	if (!S_ISBLK(file_inode(file)->i_mode))
+		return NULL;
+	bdev = I_BDEV(file->f_mapping->host);
+	if (!bdev->bd_disk || bdev->bd_disk->major != fxblk_major)
+		return NULL;
+	return bdev;
+}
+
+static int fxblk_peer_check_rw(const struct fxblk_peer_rw *a)
+{
+	if (a->abi != FXBLK_PEER_ABI)
+		return -EPROTO;
+	if (a->reserved0 || !fxblk_peer_zero(a->reserved,
+					     ARRAY_SIZE(a->reserved)))
+		return -EINVAL;
+	if (a->flags & ~FXBLK_PEER_RW_ALL || a->op > FXBLK_PEER_OP_WRITE)
+		return -EINVAL;
+	if (!(a->flags & FXBLK_PEER_RW_ASYNC) && (a->eventfd != -1 ||
+						  a->user_data))
+		return -EINVAL;
+	if (a->eventfd < -1)
+		return -EINVAL;
+	if (!a->len || a->len > FXBLK_PEER_MAX_RW)
+		return -EINVAL;
+	return 0;
+}
+
+/* The range of @a against @reg and the disk @bdev. */
+static int fxblk_peer_check_range(const struct fxblk_peer_rw *a,
+				  const struct fxblk_peer_reg *reg,
+				  struct block_device *bdev)
+{
+	unsigned int lbs = bdev_logical_block_size(bdev);
+	u64 end;
+
+	if (!IS_ALIGNED(a->buf_off | a->dev_off | a->len, lbs))
+		return -EINVAL;
+	if (check_add_overflow(a->buf_off, a->len, &end) || end > reg->len)
+		return -EINVAL;
+	if (check_add_overflow(a->dev_off, a->len, &end))
+		return -EINVAL;
+	if (end > (u64)fxblk_bdev_sectors(bdev) << SECTOR_SHIFT)
+		return -ENOSPC;
+	return 0;
+}
+
+/* Count an I/O on @reg unless it is out of service. */
+static int fxblk_peer_start(struct fxblk_peer_reg *reg)
+{
+	unsigned long flags;
+	int ret = 0;
+
+	spin_lock_irqsave(&reg->lock, flags);
+	if (reg->dead)
+		ret = -ENOENT;
+	else if (reg->revoked)
+		ret = -ENXIO;
+	else
+		atomic_inc(&reg->inflight);
+	spin_unlock_irqrestore(&reg->lock, flags);
+	return ret;
+}
+
+static void fxblk_peer_io_free(struct kref *ref)
+{
+	struct fxblk_peer_io *io = container_of(ref, struct fxblk_peer_io, ref);
+
+	kfree(io);
+}
+
+/*
+ * All bios of @io completed (any context). The registration may be freed
+ * as soon as its @inflight drops, so that is the last use of it.
+ */
+static void fxblk_peer_io_done(struct fxblk_peer_io *io)
+{
+	struct fxblk_peer_reg *reg = io->reg;
+	struct fxblk_peer_ctx *ctx = reg->ctx;
+	struct eventfd_ctx *evfd = io->evfd;
+	unsigned long flags;
+
+	fput(io->file);
+	if (io->async) {
+		/* REAP may free @io as soon as it is queued. */
+		spin_lock_irqsave(&ctx->cq_lock, flags);
+		list_add_tail(&io->node, &ctx->cq);
+		spin_unlock_irqrestore(&ctx->cq_lock, flags);
+		wake_up_all(&ctx->cq_wait);
+		if (evfd) {
+			fxblk_eventfd_signal(evfd);
+			eventfd_ctx_put(evfd);
+		}
+	} else {
+		complete(&io->done);
+		kref_put(&io->ref, fxblk_peer_io_free);
+	}
+	if (atomic_dec_and_test(&reg->inflight))
+		wake_up_all(&fxblk_peer_idle);
+}
+
+static void fxblk_peer_io_put(struct fxblk_peer_io *io)
+{
+	if (atomic_dec_and_test(&io->pending))
+		fxblk_peer_io_done(io);
+}
+
+static void fxblk_peer_end_io(struct bio *bio)
+{
+	struct fxblk_peer_io *io = bio->bi_private;
+	int error = blk_status_to_errno(bio->bi_status);
+
+	if (error)
+		cmpxchg(&io->error, 0, error);
+	bio_put(bio);
+	fxblk_peer_io_put(io);
+}
+
+static struct bio *fxblk_peer_bio_alloc(struct block_device *bdev,
+					unsigned int nr_vecs, unsigned int op)
+{
+#ifdef FXBLK_HAVE_BIO_ALLOC_BIOSET_BDEV
+	return bio_alloc(bdev, nr_vecs, op, GFP_KERNEL);
+#else
+	struct bio *bio = bio_alloc(GFP_KERNEL, nr_vecs);
+
+	bio_set_dev(bio, bdev);
+	bio->bi_opf = op;
+	return bio;
+#endif
+}
+
+/*
+ * Bios over [buf_off, buf_off + len) of the registration's pages, to
+ * dev_off of @bdev; the disk splits them at chunk and member boundaries.
+ * bio_alloc() with a sleeping gfp does not fail.
+ */
+static void fxblk_peer_submit(struct fxblk_peer_io *io,
+			      struct block_device *bdev,
+			      const struct fxblk_peer_rw *a)
+{
+	struct fxblk_peer_reg *reg = io->reg;
+	unsigned int op = a->op == FXBLK_PEER_OP_WRITE ? REQ_OP_WRITE :
+							 REQ_OP_READ;
+	u64 pos = reg->first_off + a->buf_off;
+	u64 end = pos + a->len;
+	sector_t sector = a->dev_off >> SECTOR_SHIFT;
+
+	while (pos < end) {
+		unsigned int nr = min_t(u64, BIO_MAX_VECS,
+					fxblk_peer_pages_of(end) -
+					(pos >> PAGE_SHIFT));
+		struct bio *bio = fxblk_peer_bio_alloc(bdev, nr, op);
+
+		bio->bi_iter.bi_sector = sector;
+		bio->bi_private = io;
+		bio->bi_end_io = fxblk_peer_end_io;
+		while (pos < end) {
+			unsigned int off = offset_in_page(pos);
+			unsigned int n = min_t(u64, PAGE_SIZE - off, end - pos);
+
+			if (bio_add_page(bio, reg->pages[pos >> PAGE_SHIFT], n,
+					 off) != n)
+				break;
+			pos += n;
+		}
+		if (WARN_ON_ONCE(!bio->bi_iter.bi_size)) {
+			cmpxchg(&io->error, 0, -EIO);
+			bio_put(bio);
+			break;
+		}
+		sector += bio_sectors(bio);
+		atomic_inc(&io->pending);
+		submit_bio(bio);
+	}
+}
+
+static int fxblk_peer_io_setup(struct fxblk_peer_ctx *ctx,
+			       struct fxblk_peer_io *io,
+			       const struct fxblk_peer_rw *a)
+{
+	kref_init(&io->ref);
+	atomic_set(&io->pending, 1);
+	init_completion(&io->done);
+	io->async = a->flags & FXBLK_PEER_RW_ASYNC;
+	io->user_data = a->user_data;
+	io->len = a->len;
+	if (!io->async)
+		return 0;
+	if (a->eventfd >= 0) {
+		io->evfd = eventfd_ctx_fdget(a->eventfd);
+		if (IS_ERR(io->evfd))
+			return PTR_ERR(io->evfd);
+	}
+	if (atomic_inc_return(&ctx->nr_async) > FXBLK_PEER_MAX_ASYNC) {
+		atomic_dec(&ctx->nr_async);
+		if (io->evfd)
+			eventfd_ctx_put(io->evfd);
+		return -EAGAIN;
+	}
+	return 0;
+}
+
+/* Checks of the registration for this RW, before any I/O is counted. */
+static int fxblk_peer_check_reg(const struct fxblk_peer_reg *reg,
+				const struct fxblk_peer_rw *a)
+{
+	/* Racy, so fxblk_peer_start() checks again; first for its errno. */
+	if (READ_ONCE(reg->revoked))
+		return -ENXIO;
+	if (!(reg->caps & FXBLK_PEER_F_DIRECT))
+		return -EREMOTEIO;
+	if (a->op == FXBLK_PEER_OP_READ &&
+	    reg->reg_flags & FXBLK_PEER_REG_READONLY)
+		return -EROFS;
+	return 0;
+}
+
+/* The fxN disk of @a->fd, opened for the direction of the op. */
+static struct file *fxblk_peer_disk_file(const struct fxblk_peer_rw *a,
+					 struct block_device **bdevp)
+{
+	fmode_t need = a->op == FXBLK_PEER_OP_WRITE ? FMODE_WRITE : FMODE_READ;
+	struct file *file = fget(a->fd);
+
+	if (!file)
+		return ERR_PTR(-EBADF);
+	*bdevp = fxblk_peer_bdev(file);
+	if (!*bdevp) {
+		fput(file);
+		return ERR_PTR(-ENOTBLK);
+	}
+	if (!(file->f_mode & need)) {
+		fput(file);
+		return ERR_PTR(-EBADF);
+	}
+	return file;
+}
+
+static int fxblk_peer_ioc_rw(struct fxblk_peer_ctx *ctx, void __user *argp)
+{
+	struct fxblk_peer_rw a;
+	struct fxblk_peer_reg *reg;
+	struct fxblk_peer_io *io;
+	struct block_device *bdev;
+	struct file *file;
+	int ret;
+
+	if (copy_from_user(&a, argp, sizeof(a)))
+		return -EFAULT;
+	ret = fxblk_peer_check_rw(&a);
+	if (ret)
+		return ret;
+	reg = fxblk_peer_get(ctx, a.handle);
+	if (!reg)
+		return -ENOENT;
+	ret = fxblk_peer_check_reg(reg, &a);
+	if (ret)
+		goto out_reg;
+	file = fxblk_peer_disk_file(&a, &bdev);
+	if (IS_ERR(file)) {
+		ret = PTR_ERR(file);
+		goto out_reg;
+	}
+	ret = fxblk_peer_check_range(&a, reg, bdev);
+	if (ret)
+		goto out_file;
+	io = kzalloc(sizeof(*io), GFP_KERNEL);
+	if (!io) {
+		ret = -ENOMEM;
+		goto out_file;
+	}
+	ret = fxblk_peer_io_setup(ctx, io, &a);
+	if (ret)
+		goto out_io;
+	ret = fxblk_peer_start(reg);
+	if (ret)
+		goto out_async;
+
+	/* From here the I/O owns the file and, by @inflight, the pages. */
+	io->reg = reg;
+	io->file = file;
+	if (!io->async)
+		kref_get(&io->ref);	/* the waiter's */
+	fxblk_peer_submit(io, bdev, &a);
+	fxblk_peer_io_put(io);
+	if (!io->async) {
+		/* Killed: the I/O finishes on its own; @inflight holds the pages. */
+		if (wait_for_completion_killable(&io->done))
+			ret = -EINTR;
+		else
+			ret = io->error;
+		kref_put(&io->ref, fxblk_peer_io_free);
+	}
+	fxblk_peer_reg_put(reg);
+	return ret;
+
+out_async:
+	if (io->async) {
+		atomic_dec(&ctx->nr_async);
+		if (io->evfd)
+			eventfd_ctx_put(io->evfd);
+	}
+out_io:
+	kfree(io);
+out_file:
+	fput(file);
+out_reg:
+	fxblk_peer_reg_put(reg);
+	return ret;
+}
+
+static int fxblk_peer_reap_wait(struct fxblk_peer_ctx *ctx)
+{
+	return wait_event_killable(ctx->cq_wait,
+				   !list_empty_careful(&ctx->cq) ||
+				   !atomic_read(&ctx->nr_async));
+}
+
+static int fxblk_peer_ioc_reap(struct fxblk_peer_ctx *ctx, void __user *argp)
+{
+	struct fxblk_peer_reap *a;
+	struct fxblk_peer_io *io, *tmp;
+	LIST_HEAD(done);
+	int ret = 0;
+
+	a = kzalloc(sizeof(*a), GFP_KERNEL);
+	if (!a)
+		return -ENOMEM;
+	if (copy_from_user(a, argp, offsetof(typeof(*a), c))) {
+		ret = -EFAULT;
+		goto out;
+	}
+	if (a->abi != FXBLK_PEER_ABI) {
+		ret = -EPROTO;
+		goto out;
+	}
+	if (a->count || a->flags & ~FXBLK_PEER_REAP_ALL || !a->max ||
+	    a->max > FXBLK_PEER_REAP_MAX ||
+	    !fxblk_peer_zero(a->reserved, ARRAY_SIZE(a->reserved))) {
+		ret = -EINVAL;
+		goto out;
+	}
+	if (a->flags & FXBLK_PEER_REAP_WAIT) {
+		ret = fxblk_peer_reap_wait(ctx);
+		if (ret)
+			goto out;
+	}
+	spin_lock_irq(&ctx->cq_lock);
+	list_for_each_entry_safe(io, tmp, &ctx->cq, node) {
+		if (a->count == a->max)
+			break;
+		list_move_tail(&io->node, &done);
+		a->c[a->count].user_data = io->user_data;
+		a->c[a->count].result = io->error ? io->error : io->len;
+		a->count++;
+	}
+	spin_unlock_irq(&ctx->cq_lock);
+	list_for_each_entry_safe(io, tmp, &done, node) {
+		atomic_dec(&ctx->nr_async);
+		kref_put(&io->ref, fxblk_peer_io_free);
+	}
+	if (copy_to_user(argp, a, sizeof(*a)))
+		ret = -EFAULT;	/* the completions are lost */
+out:
+	kfree(a);
+	return ret;
+}
+
+static int fxblk_peer_open(struct inode *inode, struct file *file)
+{
+	struct fxblk_peer_ctx *ctx;
+
+	if (!current->mm)
+		return -EPERM;
+	ctx = kzalloc(sizeof(*ctx), GFP_KERNEL);
+	if (!ctx)
+		return -ENOMEM;
+	ctx->mm = current->mm;
+	mmgrab(ctx->mm);
+	mutex_init(&ctx->lock);
+	xa_init_flags(&ctx->regs, XA_FLAGS_ALLOC1);
+	spin_lock_init(&ctx->cq_lock);
+	INIT_LIST_HEAD(&ctx->cq);
+	init_waitqueue_head(&ctx->cq_wait);
+	file->private_data = ctx;
+	return 0;
+}
+
+/*
+ * The last close, also at process exit: every handle is taken out of
+ * service (waiting for its I/O) and unpinned; unreaped completions go.
+ */
+static int fxblk_peer_release(struct inode *inode, struct file *file)
+{
+	struct fxblk_peer_ctx *ctx = file->private_data;
+	struct fxblk_peer_reg *reg;
+	struct fxblk_peer_io *io, *tmp;
+	unsigned long index;
+
+	xa_for_each(&ctx->regs, index, reg) {
+		xa_erase(&ctx->regs, index);
+		fxblk_peer_shutdown(reg);
+		fxblk_peer_reg_put(reg);
+	}
+	xa_destroy(&ctx->regs);
+	list_for_each_entry_safe(io, tmp, &ctx->cq, node)
+		kref_put(&io->ref, fxblk_peer_io_free);
+	mmdrop(ctx->mm);
+	kfree(ctx);
+	return 0;
+}
+
+static long fxblk_peer_ioctl(struct file *file, unsigned int cmd,
+			     unsigned long arg)
+{
+	struct fxblk_peer_ctx *ctx = file->private_data;
+	void __user *argp = (void __user *)arg;
+
+	/* Handles name pinned memory of one mm; they mean nothing elsewhere. */
+	if (current->mm != ctx->mm)
+		return -EPERM;
+	switch (cmd) {
+	case FXBLK_PEER_IOC_PROVIDERS:
+		return fxblk_peer_ioc_providers(argp);
+	case FXBLK_PEER_IOC_REGISTER:
+		return fxblk_peer_ioc_register(ctx, argp);
+	case FXBLK_PEER_IOC_DEREGISTER:
+		return fxblk_peer_ioc_deregister(ctx, argp);
+	case FXBLK_PEER_IOC_RW:
+		return fxblk_peer_ioc_rw(ctx, argp);
+	case FXBLK_PEER_IOC_REAP:
+		return fxblk_peer_ioc_reap(ctx, argp);
+	case FXBLK_PEER_IOC_QUERY:
+		return fxblk_peer_ioc_query(ctx, argp);
+	}
+	return -ENOTTY;
+}
+
+static const struct file_operations fxblk_peer_fops = {
+	.owner = THIS_MODULE,
+	.open = fxblk_peer_open,
+	.release = fxblk_peer_release,
+	.unlocked_ioctl = fxblk_peer_ioctl,
+	.compat_ioctl = compat_ptr_ioctl,
+	.llseek = noop_llseek,
+};
+
+static struct miscdevice fxblk_peer_misc = {
+	.minor = MISC_DYNAMIC_MINOR,
+	.name = "fxblk-peer",
+	.fops = &fxblk_peer_fops,
+	.mode = 0666,
+};
+
+int fxblk_peer_init(void)
+{
+	int ret;
+
+	fxblk_peer_wq = alloc_workqueue("fxblk_peer", WQ_UNBOUND, 0);
+	if (!fxblk_peer_wq)
+		return -ENOMEM;
+	ret = misc_register(&fxblk_peer_misc);
+	if (ret) {
+		destroy_workqueue(fxblk_peer_wq);
+		return ret;
+	}
+	/*
+	 * DMA-address-only memory is mapped for this device while no member
+	 * NIC can take it (research §5b): a 64-bit mask, so dma-direct
+	 * mapping works and gives bus addresses.
+	 */
+	fxblk_peer_misc.this_device->dma_mask = &fxblk_peer_dma_mask;
+	fxblk_peer_misc.this_device->coherent_dma_mask = DMA_BIT_MASK(64);
+	return 0;
+}
+
+/* No context is open here: each holds a module reference (fops.owner). */
+void fxblk_peer_exit(void)
+{
+	misc_deregister(&fxblk_peer_misc);
+	destroy_workqueue(fxblk_peer_wq);
+}

@@ -1,0 +1,105 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * fxblk peer memory: the provider interface between the control node
+ * (fxblk_peer.c) and the backends (fxblk_peer_<name>.c), and the
+ * registration they share.
+ *
+ * A backend pins a range at REGISTER time, in the owning process (Ascend
+ * and amd_rdma look the memory up by the current process), and unpins it
+ * from process context later: DEREGISTER, the context's release, or the
+ * revoke work. A vendor that takes its memory back calls
+ * fxblk_peer_revoke() from its callback; pages are never put from there.
+ */
+#ifndef FXBLK_PEER_H
+#define FXBLK_PEER_H
+
+#include <linux/kref.h>
+#include <linux/mm_types.h>
+#include <linux/mutex.h>
+#include <linux/spinlock.h>
+#include <linux/types.h>
+#include <linux/workqueue.h>
+#include <linux/fxblk_peer.h>
+
+#include "fxblk_probes.h"
+
+struct fxblk_peer_ctx;
+
+/* A registration: one handle of one context. */
+struct fxblk_peer_reg {
+	struct fxblk_peer_ctx *ctx;
+	const struct fxblk_peer_ops *ops;
+	struct list_head node;		/* in fxblk_peer_all while in service */
+	struct kref ref;
+	u32 handle;
+	u32 reg_flags;			/* FXBLK_PEER_REG_* */
+	u32 caps;			/* FXBLK_PEER_F_* of the memory */
+	int dmabuf_fd;
+	u64 addr, offset, len;		/* as registered, bytes */
+	u64 page_size;			/* set by ->pin */
+
+	/* STRUCT_PAGE backends: the pages of [addr, addr + len). */
+	struct page **pages;
+	unsigned long nr_pages;
+	unsigned int first_off;		/* of addr in pages[0] */
+	void *priv;			/* the backend's */
+
+	/*
+	 * @lock orders revocation and deregistration against RW: RW raises
+	 * @inflight under it only while neither @revoked nor @dead is set,
+	 * so whoever sets one and then waits for @inflight == 0 may unpin.
+	 * It is taken from vendor callbacks, whose context we don't know.
+	 */
+	spinlock_t lock;
+	bool revoked;			/* the vendor took it back */
+	bool dead;			/* deregistered or context closing */
+	atomic_t inflight;		/* RW I/Os not completed */
+	struct mutex pin_lock;		/* serialises the one unpin */
+	bool pinned;
+	struct work_struct revoke_work;
+	char reason[FXBLK_PEER_REASON_LEN];
+};
+
+/*
+ * A backend. ->probe says whether the vendor interface is there (0) or why
+ * not (-ENODEV, @why filled). ->pin runs in the owning process and sets
+ * reg->page_size (and pages/nr_pages/first_off for STRUCT_PAGE memory);
+ * -ENODEV: absent, -EFAULT: not this provider's memory. ->unpin runs in
+ * process context once, after all I/O on the range completed.
+ */
+struct fxblk_peer_ops {
+	const char *name;
+	u32 id;				/* FXBLK_PEER_PROV_* */
+	u32 caps;			/* FXBLK_PEER_F_* but PRESENT */
+	/* Why the memory cannot take FXBLK_PEER_IOC_RW; NULL if it can. */
+	const char *not_direct;
+	int (*probe)(char *why, size_t len);
+	int (*pin)(struct fxblk_peer_reg *reg);
+	void (*unpin)(struct fxblk_peer_reg *reg);
+};
+
+extern const struct fxblk_peer_ops fxblk_peer_host_ops;
+extern const struct fxblk_peer_ops fxblk_peer_rocm_ops;
+extern const struct fxblk_peer_ops fxblk_peer_ascend_ops;
+extern const struct fxblk_peer_ops fxblk_peer_dmabuf_ops;
+
+/* Why DMA-address-only memory takes the staged path. */
+#define FXBLK_PEER_NOT_DIRECT_DMA \
+	"direct: no - the in-kernel nvme-rdma host cannot take DMA-address-only memory; libfxio stages it"
+
+/* Vendor callback: the memory of @reg goes away. Any context. */
+void fxblk_peer_revoke(void *reg);
+/* The device DMA-address-only memory is mapped for (see fxblk_peer.c). */
+struct device *fxblk_peer_dma_dev(void);
+
+int fxblk_peer_init(void);
+void fxblk_peer_exit(void);
+
+/* Kernel differences, decided by the compat/ probes. */
+#ifdef FXBLK_HAVE_EVENTFD_SIGNAL_NOCOUNT
+#define fxblk_eventfd_signal(ctx)	eventfd_signal(ctx)
+#else
+#define fxblk_eventfd_signal(ctx)	eventfd_signal(ctx, 1)
+#endif
+
+#endif /* FXBLK_PEER_H */

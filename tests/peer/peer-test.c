@@ -1,0 +1,812 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Lab test driver of the /dev/fxblk-peer ioctls (tests/lab/tests/40-peer-kernel.sh).
+ * Each subcommand checks one area, prints "ok: ..." per check and exits 1
+ * with "FAIL: ..." at the first one that does not hold.
+ *
+ *   peer-test providers                  print the providers, one a line
+ *   peer-test host DEV                   host memory: RW sync/async, errors,
+ *                                        another process, exit while pinned
+ *   peer-test gpu rocm|ascend DEV        a fake vendor's memory: EREMOTEIO,
+ *                                        revocation through the fake
+ *   peer-test dmabuf DEV                 a udmabuf
+ *   peer-test revoke-io DEV              host revoke (test hook) during I/O
+ *   peer-test memlock                    (unprivileged) RLIMIT_MEMLOCK
+ *   peer-test use-fd FD HANDLE           (exec'd by host) use a foreign ctx
+ *
+ * DEV is /dev/fxN striped with 64 KiB chunks over at least 2 members.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <linux/fxblk_peer.h>
+#include <linux/udmabuf.h>
+
+#define MiB (1024UL * 1024)
+#define KiB 1024UL
+
+static const char *self;
+
+static void fail(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	printf("FAIL: ");
+	vprintf(fmt, ap);
+	printf("\n");
+	va_end(ap);
+	fflush(stdout);
+	exit(1);
+}
+
+static void good(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	printf("ok: ");
+	vprintf(fmt, ap);
+	printf("\n");
+	va_end(ap);
+}
+
+/* ioctl expecting errno @want (0: success). */
+static void expect(int ret, int want, const char *what)
+{
+	int got = ret < 0 ? errno : 0;
+
+	if (got != want)
+		fail("%s: got %s (%d), expected %s", what,
+		     got ? strerror(got) : "success", got,
+		     want ? strerror(want) : "success");
+	good("%s -> %s", what, want ? strerror(want) : "success");
+}
+
+static int open_ctl(void)
+{
+	int fd = open(FXBLK_PEER_DEVICE, O_RDWR | O_CLOEXEC);
+
+	if (fd < 0)
+		fail("open %s: %s", FXBLK_PEER_DEVICE, strerror(errno));
+	return fd;
+}
+
+static void get_providers(int ctl, struct fxblk_peer_providers *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->abi = FXBLK_PEER_ABI;
+	if (ioctl(ctl, FXBLK_PEER_IOC_PROVIDERS, p))
+		fail("PROVIDERS: %s", strerror(errno));
+}
+
+static uint64_t pinned_of(int ctl, uint32_t id)
+{
+	struct fxblk_peer_providers p;
+
+	get_providers(ctl, &p);
+	return p.p[id - 1].pinned_bytes;
+}
+
+/* Pinned bytes of provider @id become @want within ~5 s (revoke work). */
+static void expect_pinned(int ctl, uint32_t id, uint64_t want, const char *w)
+{
+	uint64_t got = 0;
+	int i;
+
+	for (i = 0; i < 500; i++) {
+		got = pinned_of(ctl, id);
+		if (got == want)
+			break;
+		usleep(10000);
+	}
+	if (got != want)
+		fail("%s: pinned bytes %" PRIu64 ", expected %" PRIu64, w,
+		     got, want);
+	good("%s: pinned bytes %" PRIu64, w, got);
+}
+
+static int reg(int ctl, uint32_t prov, uint32_t flags, uint64_t addr,
+	       uint64_t len, struct fxblk_peer_register *out)
+{
+	struct fxblk_peer_register r = {
+		.abi = FXBLK_PEER_ABI, .provider = prov, .flags = flags,
+		.addr = addr, .len = len,
+	};
+	int ret = ioctl(ctl, FXBLK_PEER_IOC_REGISTER, &r);
+
+	if (out)
+		*out = r;
+	return ret;
+}
+
+static int dereg(int ctl, uint64_t handle)
+{
+	struct fxblk_peer_deregister d = { .abi = FXBLK_PEER_ABI,
+					   .handle = handle };
+
+	return ioctl(ctl, FXBLK_PEER_IOC_DEREGISTER, &d);
+}
+
+static struct fxblk_peer_rw rw_args(uint64_t h, uint32_t op, int fd,
+				    uint64_t buf_off, uint64_t dev_off,
+				    uint64_t len)
+{
+	struct fxblk_peer_rw a = {
+		.abi = FXBLK_PEER_ABI, .op = op, .fd = fd, .handle = h,
+		.buf_off = buf_off, .dev_off = dev_off, .len = len,
+		.eventfd = -1,
+	};
+
+	return a;
+}
+
+static int rw(int ctl, uint64_t h, uint32_t op, int fd, uint64_t buf_off,
+	      uint64_t dev_off, uint64_t len)
+{
+	struct fxblk_peer_rw a = rw_args(h, op, fd, buf_off, dev_off, len);
+
+	return ioctl(ctl, FXBLK_PEER_IOC_RW, &a);
+}
+
+static int query(int ctl, uint64_t h, struct fxblk_peer_query *q)
+{
+	memset(q, 0, sizeof(*q));
+	q->abi = FXBLK_PEER_ABI;
+	q->handle = h;
+	return ioctl(ctl, FXBLK_PEER_IOC_QUERY, q);
+}
+
+static void fill(unsigned char *p, size_t n, unsigned int seed)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		p[i] = (unsigned char)(i * 7 + seed + (i >> 12));
+}
+
+static void *alloc_buf(size_t n)
+{
+	void *p;
+
+	if (posix_memalign(&p, 4096, n))
+		fail("posix_memalign");
+	memset(p, 0, n);
+	return p;
+}
+
+static void cmp(const void *a, const void *b, size_t n, const char *what)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (((const unsigned char *)a)[i] !=
+		    ((const unsigned char *)b)[i])
+			fail("%s: differs at byte %zu", what, i);
+	good("%s: %zu bytes equal", what, n);
+}
+
+static int cmd_providers(void)
+{
+	struct fxblk_peer_providers p;
+	int ctl = open_ctl();
+	unsigned int i;
+
+	get_providers(ctl, &p);
+	for (i = 0; i < p.count; i++)
+		printf("%s present=%d direct=%d flags=0x%x pinned=%" PRIu64
+		       " regs=%" PRIu64 " reason=%s\n", p.p[i].name,
+		       !!(p.p[i].flags & FXBLK_PEER_F_PRESENT),
+		       !!(p.p[i].flags & FXBLK_PEER_F_DIRECT), p.p[i].flags,
+		       (uint64_t)p.p[i].pinned_bytes,
+		       (uint64_t)p.p[i].registrations, p.p[i].reason);
+	return 0;
+}
+
+/*
+ * Data through the handle, checked with O_DIRECT on DEV: 1 MiB + 8 KiB at
+ * 60 KiB crosses 17 chunk boundaries, so every member.
+ */
+static void host_data(int ctl, int dev, int devd, uint64_t h,
+		      unsigned char *buf)
+{
+	const uint64_t len = MiB + 8 * KiB, dev_off = 60 * KiB;
+	const uint64_t buf_off = 12 * KiB;
+	unsigned char *chk = alloc_buf(len);
+
+	fill(buf + buf_off, len, 1);
+	expect(rw(ctl, h, FXBLK_PEER_OP_WRITE, dev, buf_off, dev_off, len), 0,
+	       "RW write 1 MiB + 8 KiB at 60 KiB");
+	if (pread(devd, chk, len, dev_off) != (ssize_t)len)
+		fail("pread O_DIRECT: %s", strerror(errno));
+	cmp(chk, buf + buf_off, len, "peer write, O_DIRECT read back");
+
+	fill(chk, len, 99);
+	if (pwrite(devd, chk, len, dev_off) != (ssize_t)len)
+		fail("pwrite O_DIRECT: %s", strerror(errno));
+	memset(buf, 0, 2 * MiB);
+	expect(rw(ctl, h, FXBLK_PEER_OP_READ, dev, buf_off, dev_off, len), 0,
+	       "RW read 1 MiB + 8 KiB at 60 KiB");
+	cmp(buf + buf_off, chk, len, "O_DIRECT write, peer read back");
+	free(chk);
+}
+
+/* 8 async RWs of 128 KiB with one eventfd, reaped, then verified. */
+static void host_async(int ctl, int dev, int devd, uint64_t h,
+		       unsigned char *buf)
+{
+	struct fxblk_peer_reap r;
+	unsigned char *chk = alloc_buf(MiB);
+	uint64_t seen = 0, cnt = 0, v;
+	int efd = eventfd(0, EFD_CLOEXEC), i, n = 0;
+
+	fill(buf, MiB, 5);
+	for (i = 0; i < 8; i++) {
+		struct fxblk_peer_rw a = rw_args(h, FXBLK_PEER_OP_WRITE, dev,
+						 i * 128 * KiB,
+						 4 * MiB + i * 128 * KiB,
+						 128 * KiB);
+
+		a.flags = FXBLK_PEER_RW_ASYNC;
+		a.eventfd = efd;
+		a.user_data = 1000 + i;
+		if (ioctl(ctl, FXBLK_PEER_IOC_RW, &a))
+			fail("async RW %d: %s", i, strerror(errno));
+	}
+	while (n < 8) {
+		memset(&r, 0, sizeof(r));
+		r.abi = FXBLK_PEER_ABI;
+		r.max = FXBLK_PEER_REAP_MAX;
+		r.flags = FXBLK_PEER_REAP_WAIT;
+		if (ioctl(ctl, FXBLK_PEER_IOC_REAP, &r))
+			fail("REAP: %s", strerror(errno));
+		for (i = 0; i < (int)r.count; i++) {
+			if (r.c[i].result != (int64_t)(128 * KiB) ||
+			    r.c[i].user_data < 1000 || r.c[i].user_data > 1007)
+				fail("completion %" PRIu64 ": result %" PRId64,
+				     (uint64_t)r.c[i].user_data,
+				     (int64_t)r.c[i].result);
+			seen |= 1ULL << (r.c[i].user_data - 1000);
+		}
+		n += r.count;
+	}
+	if (seen != 0xff)
+		fail("async: user_data seen 0x%" PRIx64, seen);
+	good("async: 8 completions reaped with their user_data and 128 KiB each");
+	while (cnt < 8 && read(efd, &v, 8) == 8)
+		cnt += v;
+	if (cnt != 8)
+		fail("eventfd counted %" PRIu64 ", expected 8", cnt);
+	good("eventfd signalled 8 times");
+	memset(&r, 0, sizeof(r));
+	r.abi = FXBLK_PEER_ABI;
+	r.max = 4;
+	r.flags = FXBLK_PEER_REAP_WAIT;
+	expect(ioctl(ctl, FXBLK_PEER_IOC_REAP, &r), 0,
+	       "REAP WAIT with nothing in flight returns");
+	if (r.count)
+		fail("REAP with nothing in flight: count %u", r.count);
+	if (pread(devd, chk, MiB, 4 * MiB) != (ssize_t)MiB)
+		fail("pread: %s", strerror(errno));
+	cmp(chk, buf, MiB, "async writes read back");
+	close(efd);
+	free(chk);
+}
+
+static void host_errors(int ctl, int dev, int devro, uint64_t h,
+			unsigned char *buf, uint64_t size)
+{
+	struct fxblk_peer_register r;
+	struct fxblk_peer_rw a;
+	struct fxblk_peer_query q;
+	int null = open("/dev/null", O_RDWR);
+	void *hole;
+
+	r = (struct fxblk_peer_register){ .abi = 99, .len = 4096,
+		.addr = (uintptr_t)buf };
+	expect(ioctl(ctl, FXBLK_PEER_IOC_REGISTER, &r), EPROTO,
+	       "REGISTER with a wrong abi");
+	r = (struct fxblk_peer_register){ .abi = FXBLK_PEER_ABI, .len = 4096,
+		.addr = (uintptr_t)buf, .reserved[2] = 1 };
+	expect(ioctl(ctl, FXBLK_PEER_IOC_REGISTER, &r), EINVAL,
+	       "REGISTER with a reserved field set");
+	expect(reg(ctl, 0, 0, (uintptr_t)buf + 512, 4096, NULL), EINVAL,
+	       "REGISTER of an unaligned address");
+	expect(reg(ctl, 0, 0, (uintptr_t)buf, 4096 + 512, NULL), EINVAL,
+	       "REGISTER of an unaligned length");
+	expect(reg(ctl, 0, 0, (uintptr_t)buf, 0, NULL), EINVAL,
+	       "REGISTER of length 0");
+	expect(reg(ctl, 0, 0, 0xfffffffffffff000ULL, 0x2000, NULL), EINVAL,
+	       "REGISTER of a range that wraps around");
+	expect(reg(ctl, 0, 0, 0x7ffffffff000ULL, 0x2000, NULL), EFAULT,
+	       "REGISTER beyond the user address space");
+	hole = mmap(NULL, 8192, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	munmap(hole, 8192);
+	expect(reg(ctl, 0, 0, (uintptr_t)hole, 8192, NULL), EFAULT,
+	       "REGISTER of unmapped memory");
+	expect(reg(ctl, FXBLK_PEER_PROV_DMABUF, 0, (uintptr_t)buf, 4096,
+		   NULL), EINVAL, "REGISTER of an address as dmabuf");
+	expect(reg(ctl, 9, 0, (uintptr_t)buf, 4096, NULL), EINVAL,
+	       "REGISTER with an unknown provider");
+
+	expect(rw(ctl, h, FXBLK_PEER_OP_WRITE, dev, 100, 0, 4096), EINVAL,
+	       "RW with an unaligned buf_off");
+	expect(rw(ctl, h, FXBLK_PEER_OP_WRITE, dev, 0, 100, 4096), EINVAL,
+	       "RW with an unaligned dev_off");
+	expect(rw(ctl, h, FXBLK_PEER_OP_WRITE, dev, 0, 0, 1000), EINVAL,
+	       "RW with an unaligned length");
+	expect(rw(ctl, h, FXBLK_PEER_OP_WRITE, dev, 0, 0, 0), EINVAL,
+	       "RW of length 0");
+	expect(rw(ctl, h, FXBLK_PEER_OP_WRITE, dev, 0, 0,
+		  FXBLK_PEER_MAX_RW + 512), EINVAL, "RW longer than MAX_RW");
+	expect(rw(ctl, h, FXBLK_PEER_OP_WRITE, dev, 2 * MiB - 4096, 0, 8192),
+	       EINVAL, "RW past the registration's end");
+	expect(rw(ctl, h, FXBLK_PEER_OP_WRITE, dev, 0xfffffffffffffe00ULL, 0,
+		  4096), EINVAL, "RW with buf_off + len wrapping around");
+	expect(rw(ctl, h, FXBLK_PEER_OP_WRITE, dev, 0, 0xfffffffffffffe00ULL,
+		  4096), EINVAL, "RW with dev_off + len wrapping around");
+	expect(rw(ctl, h, FXBLK_PEER_OP_WRITE, dev, 0, size - 512, 4096),
+	       ENOSPC, "RW past the disk's end");
+	expect(rw(ctl, h, FXBLK_PEER_OP_WRITE, null, 0, 0, 4096), ENOTBLK,
+	       "RW on /dev/null (not an fxblk disk)");
+	expect(rw(ctl, h, FXBLK_PEER_OP_WRITE, 999, 0, 0, 4096), EBADF,
+	       "RW on a closed fd");
+	expect(rw(ctl, h, FXBLK_PEER_OP_WRITE, devro, 0, 0, 4096), EBADF,
+	       "RW write on a read-only fd of the disk");
+	expect(rw(ctl, h, 7, dev, 0, 0, 4096), EINVAL, "RW with an unknown op");
+	a = rw_args(h, FXBLK_PEER_OP_WRITE, dev, 0, 0, 4096);
+	a.eventfd = null;
+	expect(ioctl(ctl, FXBLK_PEER_IOC_RW, &a), EINVAL,
+	       "RW sync with an eventfd");
+	a = rw_args(h, FXBLK_PEER_OP_WRITE, dev, 0, 0, 4096);
+	a.flags = FXBLK_PEER_RW_ASYNC;
+	a.eventfd = null;
+	expect(ioctl(ctl, FXBLK_PEER_IOC_RW, &a), EINVAL,
+	       "RW async with /dev/null as eventfd");
+	expect(rw(ctl, 12345, FXBLK_PEER_OP_WRITE, dev, 0, 0, 4096), ENOENT,
+	       "RW on a bad handle");
+	expect(query(ctl, 12345, &q), ENOENT, "QUERY of a bad handle");
+	expect(query(ctl, 0, &q), ENOENT, "QUERY of handle 0");
+	expect(dereg(ctl, 1ULL << 40), ENOENT, "DEREGISTER of a bad handle");
+	close(null);
+}
+
+/* Another process with this context's fd: refused, nothing happens. */
+static void host_foreign(int ctl, int dev, uint64_t h)
+{
+	char fdarg[16], harg[32];
+	int st;
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		struct fxblk_peer_query q;
+
+		if (query(ctl, h, &q) == 0 || errno != EPERM)
+			_exit(2);
+		if (rw(ctl, h, FXBLK_PEER_OP_WRITE, dev, 0, 0, 4096) == 0 ||
+		    errno != EPERM)
+			_exit(3);
+		if (dereg(ctl, h) == 0 || errno != EPERM)
+			_exit(4);
+		_exit(0);
+	}
+	waitpid(pid, &st, 0);
+	if (!WIFEXITED(st) || WEXITSTATUS(st))
+		fail("forked child using the parent's context: status %d", st);
+	good("forked child: QUERY, RW, DEREGISTER on the parent's handle -> EPERM");
+
+	/* exec'd: the fd is inherited (no CLOEXEC on this dup) */
+	snprintf(fdarg, sizeof(fdarg), "%d", dup(ctl));
+	snprintf(harg, sizeof(harg), "%" PRIu64, h);
+	pid = fork();
+	if (pid == 0) {
+		execl(self, self, "use-fd", fdarg, harg, (char *)NULL);
+		_exit(5);
+	}
+	waitpid(pid, &st, 0);
+	close(atoi(fdarg));
+	if (!WIFEXITED(st) || WEXITSTATUS(st))
+		fail("exec'd process using the context: status %d", st);
+	good("exec'd process: the inherited context refuses it (EPERM)");
+}
+
+static int cmd_use_fd(int ctl, uint64_t h)
+{
+	struct fxblk_peer_query q;
+
+	if (query(ctl, h, &q) == 0 || errno != EPERM)
+		return 2;
+	if (dereg(ctl, h) == 0 || errno != EPERM)
+		return 3;
+	return 0;
+}
+
+/* A child registers 1 MiB and exits without deregistering. */
+static void host_exit(int ctl)
+{
+	uint64_t before = pinned_of(ctl, FXBLK_PEER_PROV_HOST);
+	int p[2], st;
+	char c;
+	pid_t pid;
+
+	if (pipe(p))
+		fail("pipe");
+	pid = fork();
+	if (pid == 0) {
+		int c2 = open_ctl();
+		void *b = alloc_buf(MiB);
+
+		if (reg(c2, 0, 0, (uintptr_t)b, MiB, NULL))
+			_exit(2);
+		if (write(p[1], "x", 1) != 1)
+			_exit(3);
+		pause();
+		_exit(0);
+	}
+	close(p[1]);
+	if (read(p[0], &c, 1) != 1)
+		fail("child did not register");
+	expect_pinned(ctl, FXBLK_PEER_PROV_HOST, before + MiB,
+		      "child registered 1 MiB");
+	kill(pid, SIGKILL);
+	waitpid(pid, &st, 0);
+	close(p[0]);
+	expect_pinned(ctl, FXBLK_PEER_PROV_HOST, before,
+		      "child killed with 1 MiB registered");
+}
+
+static uint64_t dev_size(int fd)
+{
+	off_t end = lseek(fd, 0, SEEK_END);
+
+	if (end <= 0)
+		fail("size of the disk: %s", strerror(errno));
+	return end;
+}
+
+static int cmd_host(const char *path)
+{
+	int ctl = open_ctl();
+	int dev = open(path, O_RDWR | O_CLOEXEC);
+	int devd = open(path, O_RDWR | O_DIRECT | O_CLOEXEC);
+	int devro = open(path, O_RDONLY | O_CLOEXEC);
+	unsigned char *buf = alloc_buf(2 * MiB), *ro = alloc_buf(64 * KiB);
+	struct fxblk_peer_register r;
+	struct fxblk_peer_query q;
+	uint64_t size;
+
+	if (dev < 0 || devd < 0 || devro < 0)
+		fail("open %s: %s", path, strerror(errno));
+	size = dev_size(dev);
+	expect(reg(ctl, 0, 0, (uintptr_t)buf, 2 * MiB, &r), 0,
+	       "REGISTER 2 MiB of host memory (AUTO)");
+	if (r.provider != FXBLK_PEER_PROV_HOST || !r.handle ||
+	    !(r.out_flags & FXBLK_PEER_F_DIRECT) ||
+	    !(r.out_flags & FXBLK_PEER_F_STRUCT_PAGE) || r.reason[0])
+		fail("host registration: provider %u flags 0x%x reason '%s'",
+		     r.provider, r.out_flags, r.reason);
+	good("host registration: handle %" PRIu64 ", direct, struct pages",
+	   (uint64_t)r.handle);
+	expect(query(ctl, r.handle, &q), 0, "QUERY");
+	if (q.state != FXBLK_PEER_STATE_ACTIVE || q.len != 2 * MiB ||
+	    q.pinned_bytes != 2 * MiB || q.provider != FXBLK_PEER_PROV_HOST)
+		fail("QUERY: state %u len %" PRIu64 " pinned %" PRIu64,
+		     q.state, (uint64_t)q.len, (uint64_t)q.pinned_bytes);
+	host_data(ctl, dev, devd, r.handle, buf);
+	host_async(ctl, dev, devd, r.handle, buf);
+	host_errors(ctl, dev, devro, r.handle, buf, size);
+	host_foreign(ctl, dev, r.handle);
+
+	{
+		struct fxblk_peer_register rr;
+
+		expect(reg(ctl, FXBLK_PEER_PROV_HOST, FXBLK_PEER_REG_READONLY,
+			   (uintptr_t)ro, 64 * KiB, &rr), 0,
+		       "REGISTER read-only");
+		expect(rw(ctl, rr.handle, FXBLK_PEER_OP_READ, dev, 0, 0,
+			  4096), EROFS, "RW read into a read-only registration");
+		expect(rw(ctl, rr.handle, FXBLK_PEER_OP_WRITE, devro, 0, 0,
+			  4096), EBADF, "RW write through a read-only fd");
+		expect(dereg(ctl, rr.handle), 0, "DEREGISTER read-only");
+	}
+	expect(dereg(ctl, r.handle), 0, "DEREGISTER");
+	expect(dereg(ctl, r.handle), ENOENT, "DEREGISTER again");
+	expect(rw(ctl, r.handle, FXBLK_PEER_OP_WRITE, dev, 0, 0, 4096), ENOENT,
+	       "RW on a deregistered handle");
+	expect_pinned(ctl, FXBLK_PEER_PROV_HOST, 0, "all deregistered");
+	host_exit(ctl);
+	return 0;
+}
+
+static void *map_fake(const char *name, size_t len)
+{
+	char path[64];
+	void *p;
+	int fd;
+
+	snprintf(path, sizeof(path), "/dev/%s", name);
+	fd = open(path, O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		fail("open %s: %s", path, strerror(errno));
+	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (p == MAP_FAILED)
+		fail("mmap %s: %s", path, strerror(errno));
+	close(fd);
+	return p;
+}
+
+static void trigger_revoke(const char *mod)
+{
+	char path[96];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/module/%s/parameters/%s", mod,
+		 strcmp(mod, "fxblk") ? "revoke" : "peer_revoke_host");
+	f = fopen(path, "w");
+	if (!f || fputs("1\n", f) < 0 || fclose(f))
+		fail("write %s: %s", path, strerror(errno));
+}
+
+static void expect_dma_only(const struct fxblk_peer_register *r, uint32_t id)
+{
+	if (r->provider != id || !(r->out_flags & FXBLK_PEER_F_DMA_ONLY) ||
+	    (r->out_flags & FXBLK_PEER_F_DIRECT) ||
+	    !strstr(r->reason, "direct: no"))
+		fail("registration: provider %u (want %u) flags 0x%x reason '%s'",
+		     r->provider, id, r->out_flags, r->reason);
+	good("provider %u: DMA addresses only, reason '%s'", id, r->reason);
+}
+
+/* Revoke through the fake: the handle turns REVOKED and lets go. */
+static void gpu_revoke(int ctl, int dev, const char *mod, uint32_t id,
+		       uint64_t h)
+{
+	struct fxblk_peer_query q;
+	int i;
+
+	trigger_revoke(mod);
+	for (i = 0; i < 500; i++) {
+		expect(query(ctl, h, &q) ? -1 : 0, 0, "QUERY after revoke");
+		if (q.state == FXBLK_PEER_STATE_REVOKED && !q.pinned_bytes)
+			break;
+		usleep(10000);
+	}
+	if (q.state != FXBLK_PEER_STATE_REVOKED || q.pinned_bytes)
+		fail("after revoke: state %u pinned %" PRIu64, q.state,
+		     (uint64_t)q.pinned_bytes);
+	good("revoked by %s: state REVOKED, reason '%s', unpinned", mod,
+	   q.reason);
+	expect(rw(ctl, h, FXBLK_PEER_OP_WRITE, dev, 0, 0, 4096), ENXIO,
+	       "RW on a revoked handle");
+	expect_pinned(ctl, id, 0, "after revoke");
+	expect(dereg(ctl, h), 0, "DEREGISTER a revoked handle");
+	expect(dereg(ctl, h), ENOENT, "DEREGISTER it again");
+}
+
+static int cmd_gpu(const char *which, const char *path)
+{
+	int rocm = !strcmp(which, "rocm");
+	const char *mod = rocm ? "fake_amdkfd" : "fake_ascend";
+	uint32_t id = rocm ? FXBLK_PEER_PROV_ROCM : FXBLK_PEER_PROV_ASCEND;
+	uint32_t other = rocm ? FXBLK_PEER_PROV_ASCEND : FXBLK_PEER_PROV_ROCM;
+	int ctl = open_ctl(), dev = open(path, O_RDWR | O_CLOEXEC);
+	unsigned char *vram = map_fake(mod, MiB), *host = alloc_buf(64 * KiB);
+	struct fxblk_peer_register r;
+	pid_t pid;
+	int st;
+
+	if (dev < 0)
+		fail("open %s: %s", path, strerror(errno));
+	fill(vram, MiB, 3);
+	expect(reg(ctl, 0, 0, (uintptr_t)vram, MiB, &r), 0,
+	       "REGISTER 1 MiB of fake device memory (AUTO)");
+	expect_dma_only(&r, id);
+	expect_pinned(ctl, id, MiB, "registered");
+	expect(rw(ctl, r.handle, FXBLK_PEER_OP_WRITE, dev, 0, 0, 4096),
+	       EREMOTEIO, "RW on DMA-address-only memory");
+	expect(reg(ctl, id, 0, (uintptr_t)host, 64 * KiB, NULL), EFAULT,
+	       "REGISTER host memory as this provider");
+	expect(reg(ctl, id, 0, (uintptr_t)vram + MiB - 4096, 8192, NULL),
+	       EFAULT, "REGISTER a range running past the device mapping");
+	if (!access(rocm ? "/dev/fake_ascend" : "/dev/fake_amdkfd", F_OK))
+		expect(reg(ctl, other, 0, (uintptr_t)vram, MiB, NULL), EFAULT,
+		       "REGISTER it as the other vendor's memory");
+	gpu_revoke(ctl, dev, mod, id, r.handle);
+
+	/* exit with device memory registered: the pin goes */
+	pid = fork();
+	if (pid == 0) {	/* its own device memory: a region is per process */
+		int c2 = open_ctl();
+		void *mine = map_fake(mod, 512 * KiB);
+		struct fxblk_peer_register cr;
+
+		if (reg(c2, 0, 0, (uintptr_t)mine, 512 * KiB, &cr) ||
+		    cr.provider != id || pinned_of(c2, id) != 512 * KiB)
+			_exit(2);
+		_exit(0);
+	}
+	waitpid(pid, &st, 0);
+	if (!WIFEXITED(st) || WEXITSTATUS(st))
+		fail("child registering device memory: status %d", st);
+	expect_pinned(ctl, id, 0, "child exited with device memory registered");
+	munmap(vram, MiB);
+	return 0;
+}
+
+static int make_udmabuf(size_t len)
+{
+	struct udmabuf_create c = { .flags = UDMABUF_FLAGS_CLOEXEC,
+				    .size = len };
+	int memfd = memfd_create("peer", MFD_ALLOW_SEALING | MFD_CLOEXEC);
+	int u = open("/dev/udmabuf", O_RDWR | O_CLOEXEC), fd;
+
+	if (memfd < 0 || u < 0 || ftruncate(memfd, len) ||
+	    fcntl(memfd, F_ADD_SEALS, F_SEAL_SHRINK) < 0)
+		fail("udmabuf setup: %s", strerror(errno));
+	c.memfd = memfd;
+	fd = ioctl(u, UDMABUF_CREATE, &c);
+	if (fd < 0)
+		fail("UDMABUF_CREATE: %s", strerror(errno));
+	close(u);
+	close(memfd);
+	return fd;
+}
+
+static int reg_dmabuf(int ctl, int fd, uint64_t off, uint64_t len,
+		      struct fxblk_peer_register *out)
+{
+	struct fxblk_peer_register r = {
+		.abi = FXBLK_PEER_ABI, .flags = FXBLK_PEER_REG_DMABUF,
+		.dmabuf_fd = fd, .offset = off, .len = len,
+	};
+	int ret = ioctl(ctl, FXBLK_PEER_IOC_REGISTER, &r);
+
+	if (out)
+		*out = r;
+	return ret;
+}
+
+static int cmd_dmabuf(const char *path)
+{
+	int ctl = open_ctl(), dev = open(path, O_RDWR | O_CLOEXEC);
+	int buf = make_udmabuf(MiB), memfd = memfd_create("x", MFD_CLOEXEC);
+	struct fxblk_peer_register r;
+
+	if (dev < 0)
+		fail("open %s: %s", path, strerror(errno));
+	expect(reg_dmabuf(ctl, buf, 64 * KiB, 512 * KiB, &r), 0,
+	       "REGISTER 512 KiB at 64 KiB of a udmabuf (AUTO)");
+	expect_dma_only(&r, FXBLK_PEER_PROV_DMABUF);
+	expect_pinned(ctl, FXBLK_PEER_PROV_DMABUF, 512 * KiB, "registered");
+	expect(rw(ctl, r.handle, FXBLK_PEER_OP_READ, dev, 0, 0, 4096),
+	       EREMOTEIO, "RW on a dma-buf");
+	expect(reg_dmabuf(ctl, buf, 768 * KiB, 512 * KiB, NULL), EINVAL,
+	       "REGISTER past the dma-buf's end");
+	expect(reg_dmabuf(ctl, buf, 0xfffffffffffff000ULL, 8192, NULL),
+	       EINVAL, "REGISTER with offset + len wrapping around");
+	expect(reg_dmabuf(ctl, memfd, 0, 4096, NULL), EBADF,
+	       "REGISTER a memfd as a dma-buf");
+	close(buf);
+	expect_pinned(ctl, FXBLK_PEER_PROV_DMABUF, 512 * KiB,
+		      "the handle holds the dma-buf after its fd is closed");
+	expect(dereg(ctl, r.handle), 0, "DEREGISTER");
+	expect_pinned(ctl, FXBLK_PEER_PROV_DMABUF, 0, "deregistered");
+	return 0;
+}
+
+/* 64 async 1 MiB writes in flight, then the host revoke test hook. */
+static int cmd_revoke_io(const char *path)
+{
+	const int n = 64;
+	int ctl = open_ctl(), dev = open(path, O_RDWR | O_CLOEXEC);
+	unsigned char *buf = alloc_buf(n * MiB);
+	struct fxblk_peer_register r;
+	struct fxblk_peer_query q;
+	struct fxblk_peer_reap rp;
+	int i, got = 0, moved = 0, inflight;
+
+	if (dev < 0)
+		fail("open %s: %s", path, strerror(errno));
+	fill(buf, n * MiB, 7);
+	expect(reg(ctl, 0, 0, (uintptr_t)buf, n * MiB, &r), 0,
+	       "REGISTER 64 MiB of host memory");
+	for (i = 0; i < n; i++) {
+		struct fxblk_peer_rw a = rw_args(r.handle, FXBLK_PEER_OP_WRITE,
+						 dev, i * MiB, i * MiB, MiB);
+
+		a.flags = FXBLK_PEER_RW_ASYNC;
+		a.user_data = i;
+		if (ioctl(ctl, FXBLK_PEER_IOC_RW, &a))
+			fail("async RW %d: %s", i, strerror(errno));
+	}
+	query(ctl, r.handle, &q);
+	inflight = q.inflight;
+	trigger_revoke("fxblk");
+	expect(query(ctl, r.handle, &q), 0, "QUERY right after the revoke");
+	if (q.state != FXBLK_PEER_STATE_REVOKED)
+		fail("state %u after revoke", q.state);
+	if (inflight)
+		good("revoked with %d I/Os in flight before the trigger, %u after",
+		   inflight, q.inflight);
+	else
+		printf("SKIP: revoke with I/O in flight: all %d I/Os completed before the trigger\n",
+		       n);
+	expect(rw(ctl, r.handle, FXBLK_PEER_OP_WRITE, dev, 0, 0, 4096), ENXIO,
+	       "RW on the revoked handle");
+	while (got < n) {
+		memset(&rp, 0, sizeof(rp));
+		rp.abi = FXBLK_PEER_ABI;
+		rp.max = FXBLK_PEER_REAP_MAX;
+		rp.flags = FXBLK_PEER_REAP_WAIT;
+		if (ioctl(ctl, FXBLK_PEER_IOC_REAP, &rp))
+			fail("REAP: %s", strerror(errno));
+		for (i = 0; i < (int)rp.count; i++)
+			moved += rp.c[i].result == (int64_t)MiB;
+		got += rp.count;
+	}
+	good("all %d in-flight I/Os completed (%d moved their 1 MiB)", n, moved);
+	expect_pinned(ctl, FXBLK_PEER_PROV_HOST, 0, "after the revoke work");
+	expect(query(ctl, r.handle, &q), 0, "QUERY after the I/O drained");
+	if (q.inflight || q.pinned_bytes)
+		fail("inflight %u pinned %" PRIu64, q.inflight,
+		     (uint64_t)q.pinned_bytes);
+	expect(dereg(ctl, r.handle), 0, "DEREGISTER the revoked handle");
+	return 0;
+}
+
+/* Without CAP_IPC_LOCK, pins count against RLIMIT_MEMLOCK (64 KiB here). */
+static int cmd_memlock(void)
+{
+	struct rlimit rl = { 64 * KiB, 64 * KiB };
+	unsigned char *buf = alloc_buf(MiB);
+	struct fxblk_peer_register r;
+	int ctl;
+
+	if (setrlimit(RLIMIT_MEMLOCK, &rl))
+		fail("setrlimit: %s", strerror(errno));
+	ctl = open_ctl();
+	expect(reg(ctl, 0, 0, (uintptr_t)buf, MiB, NULL), ENOMEM,
+	       "REGISTER 1 MiB over a 64 KiB RLIMIT_MEMLOCK");
+	expect(reg(ctl, 0, 0, (uintptr_t)buf, 48 * KiB, &r), 0,
+	       "REGISTER 48 KiB under it");
+	expect(reg(ctl, 0, 0, (uintptr_t)buf + 64 * KiB, 32 * KiB, NULL),
+	       ENOMEM, "REGISTER 32 KiB more (80 KiB in all)");
+	expect(dereg(ctl, r.handle), 0, "DEREGISTER the 48 KiB");
+	expect(reg(ctl, 0, 0, (uintptr_t)buf + 64 * KiB, 32 * KiB, NULL), 0,
+	       "REGISTER 32 KiB after that (the charge was returned)");
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	self = "/proc/self/exe";
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (argc >= 2 && !strcmp(argv[1], "providers"))
+		return cmd_providers();
+	if (argc == 3 && !strcmp(argv[1], "host"))
+		return cmd_host(argv[2]);
+	if (argc == 4 && !strcmp(argv[1], "gpu"))
+		return cmd_gpu(argv[2], argv[3]);
+	if (argc == 3 && !strcmp(argv[1], "dmabuf"))
+		return cmd_dmabuf(argv[2]);
+	if (argc == 3 && !strcmp(argv[1], "revoke-io"))
+		return cmd_revoke_io(argv[2]);
+	if (argc == 2 && !strcmp(argv[1], "memlock"))
+		return cmd_memlock();
+	if (argc == 4 && !strcmp(argv[1], "use-fd"))
+		return cmd_use_fd(atoi(argv[2]), strtoull(argv[3], NULL, 0));
+	fprintf(stderr, "usage: see the comment at the top of peer-test.c\n");
+	return 2;
+}
