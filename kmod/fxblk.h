@@ -74,6 +74,17 @@ struct fxblk_stat_cpu {
 	u64 lat[FXBLK_NR_DIRS][FXBLK_LAT_BUCKETS];	/* log2(us) */
 };
 
+/*
+ * The direct path (PCI P2PDMA pages in bios), per volume and per cpu like
+ * the member counters: completed bios and bytes by direction (READ, WRITE),
+ * and bios failed with EREMOTEIO (see uapi FXBLK_DIRECT_ATTR_REFUSED).
+ */
+struct fxblk_direct_cpu {
+	u64 ios[2];
+	u64 bytes[2];
+	u64 refused;
+};
+
 struct fxblk_volume;
 
 struct fxblk_member {
@@ -86,6 +97,7 @@ struct fxblk_member {
 	sector_t data_offset;		/* sectors from the member start */
 	sector_t data_sectors;		/* usable after data_offset */
 	bool holder_linked;
+	bool p2pdma;			/* its queue takes P2PDMA pages */
 	struct fxblk_stat_cpu __percpu *stats;
 
 	/* Health (fxblk_health.c); written from completions, any context. */
@@ -116,6 +128,8 @@ struct fxblk_volume {
 	struct fxblk_geom geom;
 	unsigned int lbs;		/* logical block size, bytes */
 	u64 flags;			/* FXBLK_VOL_* */
+	unsigned int p2pdma;		/* enum fxblk_p2pdma */
+	struct fxblk_direct_cpu __percpu *direct;
 	/* Serialises open against destroy; see fxblk_dev_open(). */
 	spinlock_t open_lock;
 	unsigned int open_count;
@@ -157,6 +171,7 @@ struct fxblk_io {
 	bool flush_data;		/* parent: data follows the flushes */
 	bool child;			/* a fan-out's child, not a data clone */
 	bool polled;			/* parent completes from ->poll_bio */
+	bool p2p;			/* carries PCI P2PDMA pages: direct */
 	/*
 	 * Polled bios: 2 while the clone is in flight (its completion and the
 	 * poller each drop one); the parent's bi_private, which points here
@@ -222,6 +237,12 @@ void fxblk_stats_cancel(struct fxblk_member *m, unsigned int dir);
 void fxblk_stats_done(struct fxblk_member *m, const struct fxblk_io *io,
 		      fxblk_opf_t opf, blk_status_t status);
 void fxblk_stats_sum(struct fxblk_member *m, struct fxblk_stat_cpu *sum);
+int fxblk_direct_init(struct fxblk_volume *vol);
+void fxblk_direct_exit(struct fxblk_volume *vol);
+void fxblk_direct_done(struct fxblk_volume *vol, const struct fxblk_io *io,
+		       blk_status_t status);
+void fxblk_direct_refused(struct fxblk_volume *vol);
+void fxblk_direct_sum(struct fxblk_volume *vol, struct fxblk_direct_cpu *sum);
 
 /* fxblk_netlink.c */
 int fxblk_nl_init(void);

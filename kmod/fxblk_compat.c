@@ -118,6 +118,18 @@ bool fxblk_bdev_poll(struct block_device *bdev)
 #endif
 }
 
+/* The member's queue takes bios with PCI P2PDMA pages. */
+bool fxblk_bdev_p2pdma(struct block_device *bdev)
+{
+#if defined(FXBLK_HAVE_BLK_FEAT_PCI_P2PDMA)
+	return bdev_get_queue(bdev)->limits.features & BLK_FEAT_PCI_P2PDMA;
+#elif defined(FXBLK_HAVE_QUEUE_FLAG_PCI_P2PDMA)
+	return blk_queue_pci_p2pdma(bdev_get_queue(bdev));
+#else
+	return false;
+#endif
+}
+
 /* ---- disk ---------------------------------------------------------------- */
 
 static unsigned int fxblk_io_opt(struct fxblk_volume *vol)
@@ -158,6 +170,14 @@ struct gendisk *fxblk_alloc_disk(struct fxblk_volume *vol)
 	 * (EOPNOTSUPP), so take them always and poll the members that can.
 	 */
 	lim.features |= BLK_FEAT_POLL;
+#endif
+#ifdef FXBLK_HAVE_BLK_FEAT_PCI_P2PDMA
+	/*
+	 * Not in BLK_FEAT_INHERIT_MASK, so stacking never sets it: ours when
+	 * every member's queue has it (fxblk_volume_flags()).
+	 */
+	if (vol->flags & FXBLK_VOL_PCI_P2PDMA)
+		lim.features |= BLK_FEAT_PCI_P2PDMA;
 #endif
 	return blk_alloc_disk(&lim, NUMA_NO_NODE);
 }
@@ -234,6 +254,11 @@ void fxblk_set_features(struct fxblk_volume *vol)
 #ifdef FXBLK_HAVE_POLL_BIO
 	/* Polled bios reach ->poll_bio; clones poll where the member can. */
 	blk_queue_flag_set(QUEUE_FLAG_POLL, q);
+#endif
+#ifdef FXBLK_HAVE_QUEUE_FLAG_PCI_P2PDMA
+	/* Set only if every member's queue has it (fxblk_volume_flags()). */
+	if (vol->flags & FXBLK_VOL_PCI_P2PDMA)
+		blk_queue_flag_set(QUEUE_FLAG_PCI_P2PDMA, q);
 #endif
 #ifdef QUEUE_FLAG_DISCARD
 	if (q->limits.max_discard_sectors)

@@ -128,6 +128,17 @@ static inline void fxblk_clear_polled(struct bio *bio)
 }
 #endif
 
+/*
+ * PCI P2PDMA: the queue feature is BLK_FEAT_PCI_P2PDMA in queue_limits
+ * from 6.11, QUEUE_FLAG_PCI_P2PDMA before. FXBLK_P2PDMA_KERNEL: this kernel
+ * can have P2PDMA pages in bios at all.
+ */
+#if IS_ENABLED(CONFIG_PCI_P2PDMA) && \
+	(defined(FXBLK_HAVE_BLK_FEAT_PCI_P2PDMA) || \
+	 defined(FXBLK_HAVE_QUEUE_FLAG_PCI_P2PDMA))
+#define FXBLK_P2PDMA_KERNEL	1
+#endif
+
 /* False once the disk's removal started (the member is gone for good). */
 static inline bool fxblk_disk_live(struct gendisk *disk)
 {
@@ -151,6 +162,7 @@ void fxblk_member_close(struct fxblk_member *m);
 sector_t fxblk_bdev_sectors(struct block_device *bdev);
 bool fxblk_bdev_nowait(struct block_device *bdev);
 bool fxblk_bdev_poll(struct block_device *bdev);
+bool fxblk_bdev_p2pdma(struct block_device *bdev);
 struct gendisk *fxblk_alloc_disk(struct fxblk_volume *vol);
 void fxblk_set_features(struct fxblk_volume *vol);
 int fxblk_add_disk(struct gendisk *disk,

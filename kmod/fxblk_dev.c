@@ -6,6 +6,28 @@
  * plain "striped" device-mapper table. The bio path never touches page
  * contents and never bounces: clones share the caller's bvecs, so pages that
  * are not host memory (PCI P2PDMA) pass through unchanged to the members.
+ *
+ * PCI P2PDMA (the "direct" path). The volume takes P2PDMA pages only if
+ * every member's queue does (fxblk_volume_flags()); stacking never passes
+ * the feature on. Upstream (6.12) keeps such pages away from a queue in
+ * two places: get_user_pages refuses them unless the queue has the feature
+ * (FOLL_PCI_P2PDMA, so O_DIRECT to a volume without it fails with
+ * EREMOTEIO before any bio exists), and the driver's dma_map_sg() checks
+ * that the provider is reachable from its own DMA device
+ * (pci_p2pdma_map_type(), the cached pci_p2pdma_distance()) and fails the
+ * request with BLK_STS_TARGET (EREMOTEIO) if not: nvme-pci does this in
+ * nvme_map_data(). Below the first check the block layer trusts the bio:
+ * a queue without the feature is never asked. So a bio that carries
+ * P2PDMA pages anyway (an in-kernel submitter building bios from device
+ * pages, which get_user_pages did not filter) is failed here with
+ * EREMOTEIO when the volume lacks the feature: a member without it might
+ * map device memory as if it were RAM (nvme-rdma over a software RDMA
+ * device copies through its kernel address). Reachability is left to the
+ * member's own mapping, as upstream does: only it knows the device that
+ * does the DMA (for NVMe-oF the RDMA NIC, not the disk's parent), and the
+ * page-to-provider lookup is private to the PCI core. Its refusal
+ * (BLK_STS_TARGET on a bio with P2PDMA pages) is counted as refused, not
+ * as a sign of a failing member.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -157,12 +179,16 @@ static void fxblk_endio(struct bio *bio)
 			return;
 		}
 		fxblk_stats_done(m, io, bio->bi_opf, status);
+		if (io->p2p)
+			fxblk_direct_done(m->vol, io, status);
 		/*
 		 * NOTSUPP (an optional discard) and AGAIN (a NOWAIT bio) say
-		 * nothing about the member's health.
+		 * nothing about the member's health, nor does TARGET on a bio
+		 * with P2PDMA pages: its DMA mapping refused the provider.
 		 */
 		if (unlikely(status) && status != BLK_STS_NOTSUPP &&
-		    status != BLK_STS_AGAIN)
+		    status != BLK_STS_AGAIN &&
+		    !(io->p2p && status == BLK_STS_TARGET))
 			fxblk_health_io_error(m, status);
 	}
 	/* Benign race as in bio_chain_endio(): any error wins. */
@@ -211,7 +237,7 @@ static void fxblk_reissue(struct fxblk_volume *vol, struct bio *old)
 	unsigned int dir = oio->dir, sectors = oio->sectors;
 	unsigned long acct_start = oio->acct_start;
 	sector_t sector = oio->sector;
-	bool acct = oio->acct, child = oio->child;
+	bool acct = oio->acct, child = oio->child, p2p = oio->p2p;
 
 	bio_put(old);
 	if (child) {
@@ -232,6 +258,7 @@ static void fxblk_reissue(struct fxblk_volume *vol, struct bio *old)
 	io->acct = acct;
 	io->acct_start = acct_start;
 	io->child = child;
+	io->p2p = p2p;
 	io->polled = false;
 	fxblk_issue(m, bio, parent, dir);
 	/* the reference the refused bio held */
@@ -304,6 +331,20 @@ static inline void fxblk_poll_prep(struct bio *parent, struct bio *clone)
 }
 #endif
 
+/* @bio's own range carries PCI P2PDMA pages (a bio may mix them on 6.12). */
+static bool fxblk_bio_p2pdma(struct bio *bio)
+{
+#ifdef FXBLK_P2PDMA_KERNEL
+	struct bvec_iter iter;
+	struct bio_vec bv;
+
+	bio_for_each_bvec(bv, bio, iter)
+		if (is_pci_p2pdma_page(bv.bv_page))
+			return true;
+#endif
+	return false;
+}
+
 /*
  * The fast path: a bio within one chunk becomes exactly one clone. With
  * @acct it is an original bio, accounted here; a piece of a split one was
@@ -312,11 +353,19 @@ static inline void fxblk_poll_prep(struct bio *parent, struct bio *clone)
 static void fxblk_map_one(struct fxblk_volume *vol, struct bio *bio,
 			  bool acct, gfp_t gfp)
 {
+	bool p2p = fxblk_bio_p2pdma(bio);
 	struct fxblk_member *m;
 	struct bio *clone;
 	u64 msector;
 	u32 mi;
 
+	/* See the top of this file: never to a member that cannot map them. */
+	if (unlikely(p2p) && !(vol->flags & FXBLK_VOL_PCI_P2PDMA)) {
+		fxblk_direct_refused(vol);
+		bio->bi_status = BLK_STS_TARGET;
+		bio_endio(bio);
+		return;
+	}
 	fxblk_map_sector(&vol->geom, bio->bi_iter.bi_sector, &mi, &msector);
 	m = &vol->members[mi];
 	/*
@@ -335,6 +384,7 @@ static void fxblk_map_one(struct fxblk_volume *vol, struct bio *bio,
 	clone->bi_iter.bi_sector = m->data_offset + msector;
 	fxblk_io_of(clone)->acct = false;
 	fxblk_io_of(clone)->child = false;
+	fxblk_io_of(clone)->p2p = p2p;
 	if (acct)
 		fxblk_start_acct(fxblk_io_of(clone), bio);
 	fxblk_poll_prep(bio, clone);
@@ -526,6 +576,7 @@ static void fxblk_submit_fanout(struct fxblk_volume *vol, struct bio *bio,
 	pio->flush_data = flush_data;
 	pio->acct = false;
 	pio->polled = false;
+	pio->p2p = false;
 	parent->bi_end_io = fxblk_endio;
 	/* A flush is no I/O of the volume's own; dm does not count it. */
 	if (!flush)
@@ -547,6 +598,7 @@ static void fxblk_submit_fanout(struct fxblk_volume *vol, struct bio *bio,
 		fxblk_io_of(child)->acct = false;
 		fxblk_io_of(child)->polled = false;
 		fxblk_io_of(child)->child = true;
+		fxblk_io_of(child)->p2p = false;
 		if (!flush)
 			fxblk_trace_remap(child, disk_devt(vol->disk),
 					  bio->bi_iter.bi_sector);
@@ -729,9 +781,20 @@ static ssize_t chunk_sectors_show(struct device *dev,
 }
 static DEVICE_ATTR_RO(chunk_sectors);
 
+/* 1 if /dev/fxN takes PCI P2PDMA pages (every member's queue does). */
+static ssize_t pci_p2pdma_show(struct device *dev,
+			       struct device_attribute *attr, char *buf)
+{
+	struct fxblk_volume *vol = dev_to_disk(dev)->private_data;
+
+	return sysfs_emit(buf, "%d\n", !!(vol->flags & FXBLK_VOL_PCI_P2PDMA));
+}
+static DEVICE_ATTR_RO(pci_p2pdma);
+
 static struct attribute *fxblk_attrs[] = {
 	&dev_attr_name.attr,
 	&dev_attr_chunk_sectors.attr,
+	&dev_attr_pci_p2pdma.attr,
 	NULL,
 };
 
@@ -901,18 +964,28 @@ static int fxblk_geometry(struct fxblk_volume *vol, u32 chunk_sectors,
 
 static void fxblk_volume_flags(struct fxblk_volume *vol)
 {
-	bool nowait = true;
+	bool nowait = true, p2pdma = true;
 	unsigned int i;
 
 	for (i = 0; i < vol->nr_members; i++) {
-		struct block_device *bdev = vol->members[i].bdev;
+		struct fxblk_member *m = &vol->members[i];
 
-		if (bdev_read_only(bdev))
+		if (bdev_read_only(m->bdev))
 			vol->flags |= FXBLK_VOL_READ_ONLY;
-		nowait &= fxblk_bdev_nowait(bdev);
+		nowait &= fxblk_bdev_nowait(m->bdev);
+		m->p2pdma = fxblk_bdev_p2pdma(m->bdev);
+		p2pdma &= m->p2pdma;
 	}
 	if (nowait)
 		vol->flags |= FXBLK_VOL_NOWAIT;
+	/* The member set never changes, so neither does this. */
+#ifdef FXBLK_P2PDMA_KERNEL
+	vol->p2pdma = p2pdma ? FXBLK_P2PDMA_CAPABLE : FXBLK_P2PDMA_NO_MEMBER;
+#else
+	vol->p2pdma = FXBLK_P2PDMA_NO_KERNEL;
+#endif
+	if (vol->p2pdma == FXBLK_P2PDMA_CAPABLE)
+		vol->flags |= FXBLK_VOL_PCI_P2PDMA;
 }
 
 static void fxblk_unlink_holders(struct fxblk_volume *vol)
@@ -1005,6 +1078,11 @@ struct fxblk_volume *fxblk_dev_alloc(const struct fxblk_create_req *req,
 	vol = kzalloc(struct_size(vol, members, req->nr_members), GFP_KERNEL);
 	if (!vol)
 		return NULL;
+	/* Until the volume is freed: STATS readers may hold it. */
+	if (fxblk_direct_init(vol)) {
+		kfree(vol);
+		return NULL;
+	}
 	vol->index = index;
 	vol->nr_members = req->nr_members;
 	strscpy(vol->name, req->name, sizeof(vol->name));
@@ -1126,5 +1204,6 @@ void fxblk_dev_free(struct fxblk_volume *vol)
 	percpu_ref_exit(&vol->active);
 	for (i = 0; i < vol->nr_members; i++)
 		fxblk_stats_exit(&vol->members[i]);
+	fxblk_direct_exit(vol);
 	kfree(vol);
 }

@@ -88,8 +88,9 @@ static const struct nla_policy fxblk_policy[FXBLK_ATTR_MAX + 1] = {
 /* ---- replies ----------------------------------------------------------- */
 
 /* Upper bounds of the attribute sizes below, for genlmsg_new(). */
-#define FXBLK_VOL_MSG_SIZE	256
-#define FXBLK_MEMBER_MSG_SIZE	160
+#define FXBLK_DIRECT_MSG_SIZE	(nla_total_size(0) + 5 * nla_total_size_64bit(8))
+#define FXBLK_VOL_MSG_SIZE	(256 + nla_total_size(4) + FXBLK_DIRECT_MSG_SIZE)
+#define FXBLK_MEMBER_MSG_SIZE	168
 #define FXBLK_STAT_MSG_SIZE	(4 * nla_total_size(0) +		\
 				 FXBLK_NR_DIRS * (nla_total_size(0) +	\
 				 5 * nla_total_size_64bit(8) +		\
@@ -158,6 +159,32 @@ static int fxblk_put_member_stats(struct sk_buff *skb, struct fxblk_member *m)
 	return ret;
 }
 
+/* The direct path's counters (FXBLK_ATTR_DIRECT), STATS only. */
+static int fxblk_put_direct(struct sk_buff *skb, struct fxblk_volume *vol)
+{
+	struct nlattr *nest = nla_nest_start(skb, FXBLK_ATTR_DIRECT);
+	struct fxblk_direct_cpu sum;
+
+	if (!nest)
+		return -EMSGSIZE;
+	fxblk_direct_sum(vol, &sum);
+	if (nla_put_u64_64bit(skb, FXBLK_DIRECT_ATTR_READ_IOS,
+			      sum.ios[FXBLK_DIR_READ], FXBLK_DIRECT_ATTR_PAD) ||
+	    nla_put_u64_64bit(skb, FXBLK_DIRECT_ATTR_READ_BYTES,
+			      sum.bytes[FXBLK_DIR_READ], FXBLK_DIRECT_ATTR_PAD) ||
+	    nla_put_u64_64bit(skb, FXBLK_DIRECT_ATTR_WRITE_IOS,
+			      sum.ios[FXBLK_DIR_WRITE], FXBLK_DIRECT_ATTR_PAD) ||
+	    nla_put_u64_64bit(skb, FXBLK_DIRECT_ATTR_WRITE_BYTES,
+			      sum.bytes[FXBLK_DIR_WRITE], FXBLK_DIRECT_ATTR_PAD) ||
+	    nla_put_u64_64bit(skb, FXBLK_DIRECT_ATTR_REFUSED, sum.refused,
+			      FXBLK_DIRECT_ATTR_PAD)) {
+		nla_nest_cancel(skb, nest);
+		return -EMSGSIZE;
+	}
+	nla_nest_end(skb, nest);
+	return 0;
+}
+
 static int fxblk_put_member(struct sk_buff *skb, struct fxblk_member *m,
 			    bool stats)
 {
@@ -171,6 +198,7 @@ static int fxblk_put_member(struct sk_buff *skb, struct fxblk_member *m,
 	    nla_put_u32(skb, FXBLK_MEMBER_ATTR_MINOR, MINOR(m->dev)) ||
 	    nla_put_string(skb, FXBLK_MEMBER_ATTR_DISK_NAME, m->disk_name) ||
 	    nla_put_u32(skb, FXBLK_MEMBER_ATTR_STATE, READ_ONCE(m->state)) ||
+	    nla_put_u8(skb, FXBLK_MEMBER_ATTR_PCI_P2PDMA, m->p2pdma) ||
 	    nla_put_u64_64bit(skb, FXBLK_MEMBER_ATTR_ERRORS,
 			      fxblk_member_errors(m), FXBLK_MEMBER_ATTR_PAD) ||
 	    nla_put_u64_64bit(skb, FXBLK_MEMBER_ATTR_DATA_OFFSET,
@@ -214,7 +242,9 @@ static int fxblk_put_volume(struct sk_buff *skb, struct fxblk_volume *vol,
 	    nla_put_u32(skb, FXBLK_ATTR_LOGICAL_BLOCK_SIZE, vol->lbs) ||
 	    nla_put_u32(skb, FXBLK_ATTR_OPEN_COUNT, fxblk_dev_open_count(vol)) ||
 	    nla_put_u32(skb, FXBLK_ATTR_STATE, fxblk_volume_state(vol)) ||
-	    nla_put_u64_64bit(skb, FXBLK_ATTR_FLAGS, vol->flags, FXBLK_ATTR_PAD))
+	    nla_put_u64_64bit(skb, FXBLK_ATTR_FLAGS, vol->flags, FXBLK_ATTR_PAD) ||
+	    nla_put_u32(skb, FXBLK_ATTR_P2PDMA, vol->p2pdma) ||
+	    (stats && fxblk_put_direct(skb, vol)))
 		return -EMSGSIZE;
 	members = nla_nest_start(skb, FXBLK_ATTR_MEMBERS);
 	if (!members)
@@ -341,6 +371,12 @@ static struct fxblk_volume *fxblk_nl_lookup(struct genl_info *info)
 	return vol;
 }
 
+#ifdef FXBLK_P2PDMA_KERNEL
+#define FXBLK_FEAT_P2PDMA_BIT	FXBLK_FEAT_PCI_P2PDMA
+#else
+#define FXBLK_FEAT_P2PDMA_BIT	0
+#endif
+
 static int fxblk_nl_status(struct sk_buff *skb, struct genl_info *info)
 {
 	struct sk_buff *msg = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
@@ -356,7 +392,8 @@ static int fxblk_nl_status(struct sk_buff *skb, struct genl_info *info)
 	    nla_put_u64_64bit(msg, FXBLK_ATTR_FEATURES,
 			      FXBLK_FEAT_STRIPE | FXBLK_FEAT_STATS |
 			      FXBLK_FEAT_EVENTS | FXBLK_FEAT_NOWAIT |
-			      FXBLK_FEAT_HEALTH, FXBLK_ATTR_PAD) ||
+			      FXBLK_FEAT_HEALTH | FXBLK_FEAT_P2PDMA_BIT,
+			      FXBLK_ATTR_PAD) ||
 	    nla_put_u32(msg, FXBLK_ATTR_LIVE_VOLUMES, fxblk_live_volumes())) {
 		nlmsg_free(msg);
 		return -EMSGSIZE;

@@ -87,3 +87,51 @@ void fxblk_stats_sum(struct fxblk_member *m, struct fxblk_stat_cpu *sum)
 		sum->fua += s->fua;
 	}
 }
+
+/* ---- the direct path: bios with PCI P2PDMA pages, per volume ------------ */
+
+int fxblk_direct_init(struct fxblk_volume *vol)
+{
+	vol->direct = alloc_percpu(struct fxblk_direct_cpu);
+	return vol->direct ? 0 : -ENOMEM;
+}
+
+void fxblk_direct_exit(struct fxblk_volume *vol)
+{
+	free_percpu(vol->direct);
+	vol->direct = NULL;
+}
+
+/* A member completed @io, which carried P2PDMA pages. */
+void fxblk_direct_done(struct fxblk_volume *vol, const struct fxblk_io *io,
+		       blk_status_t status)
+{
+	if (status == BLK_STS_TARGET) {
+		this_cpu_inc(vol->direct->refused);
+	} else if (!status && io->dir <= FXBLK_DIR_WRITE) {
+		this_cpu_inc(vol->direct->ios[io->dir]);
+		this_cpu_add(vol->direct->bytes[io->dir],
+			     (u64)io->sectors << SECTOR_SHIFT);
+	}
+}
+
+void fxblk_direct_refused(struct fxblk_volume *vol)
+{
+	this_cpu_inc(vol->direct->refused);
+}
+
+void fxblk_direct_sum(struct fxblk_volume *vol, struct fxblk_direct_cpu *sum)
+{
+	int cpu, d;
+
+	memset(sum, 0, sizeof(*sum));
+	for_each_possible_cpu(cpu) {
+		const struct fxblk_direct_cpu *s = per_cpu_ptr(vol->direct, cpu);
+
+		for (d = 0; d < 2; d++) {
+			sum->ios[d] += s->ios[d];
+			sum->bytes[d] += s->bytes[d];
+		}
+		sum->refused += s->refused;
+	}
+}

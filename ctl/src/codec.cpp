@@ -32,6 +32,7 @@ void check(int rc, const char *what)
 nla_policy attr_policy[FXBLK_ATTR_MAX + 1] = {};
 nla_policy member_policy[FXBLK_MEMBER_ATTR_MAX + 1] = {};
 nla_policy stat_policy[FXBLK_STAT_ATTR_MAX + 1] = {};
+nla_policy direct_policy[FXBLK_DIRECT_ATTR_MAX + 1] = {};
 
 struct policy_init {
 	policy_init()
@@ -54,6 +55,13 @@ struct policy_init {
 		attr_policy[FXBLK_ATTR_FLAGS] = {NLA_U64, 0, 0};
 		attr_policy[FXBLK_ATTR_FORCE] = {NLA_FLAG, 0, 0};
 		attr_policy[FXBLK_ATTR_LIVE_VOLUMES] = {NLA_U32, 0, 0};
+		attr_policy[FXBLK_ATTR_P2PDMA] = {NLA_U32, 0, 0};
+		attr_policy[FXBLK_ATTR_DIRECT] = {NLA_NESTED, 0, 0};
+		member_policy[FXBLK_MEMBER_ATTR_PCI_P2PDMA] = {NLA_U8, 0, 0};
+		for (int a : {FXBLK_DIRECT_ATTR_READ_IOS, FXBLK_DIRECT_ATTR_READ_BYTES,
+			      FXBLK_DIRECT_ATTR_WRITE_IOS, FXBLK_DIRECT_ATTR_WRITE_BYTES,
+			      FXBLK_DIRECT_ATTR_REFUSED})
+			direct_policy[a] = {NLA_U64, 0, 0};
 		member_policy[FXBLK_MEMBER_ATTR_INDEX] = {NLA_U32, 0, 0};
 		member_policy[FXBLK_MEMBER_ATTR_MAJOR] = {NLA_U32, 0, 0};
 		member_policy[FXBLK_MEMBER_ATTR_MINOR] = {NLA_U32, 0, 0};
@@ -160,6 +168,8 @@ Member decode_member(nlattr *nest, std::uint32_t position)
 	m.data_sectors = opt_u64(tb[FXBLK_MEMBER_ATTR_DATA_SECTORS]);
 	m.state = maybe_u32(tb[FXBLK_MEMBER_ATTR_STATE]);
 	m.errors = maybe_u64(tb[FXBLK_MEMBER_ATTR_ERRORS]);
+	if (tb[FXBLK_MEMBER_ATTR_PCI_P2PDMA])
+		m.pci_p2pdma = nla_get_u8(tb[FXBLK_MEMBER_ATTR_PCI_P2PDMA]) != 0;
 	if (tb[FXBLK_MEMBER_ATTR_STATS_READ] || tb[FXBLK_MEMBER_ATTR_STATS_WRITE] ||
 	    tb[FXBLK_MEMBER_ATTR_STATS_DISCARD] || tb[FXBLK_MEMBER_ATTR_STATS_FLUSH]) {
 		MemberStats st;
@@ -174,6 +184,19 @@ Member decode_member(nlattr *nest, std::uint32_t position)
 		m.stats = st;
 	}
 	return m;
+}
+
+DirectCounters decode_direct(nlattr *nest)
+{
+	nlattr *tb[FXBLK_DIRECT_ATTR_MAX + 1];
+	parse_nested(nest, tb, direct_policy, "direct-path counters");
+	DirectCounters d;
+	d.read_ios = opt_u64(tb[FXBLK_DIRECT_ATTR_READ_IOS]);
+	d.read_bytes = opt_u64(tb[FXBLK_DIRECT_ATTR_READ_BYTES]);
+	d.write_ios = opt_u64(tb[FXBLK_DIRECT_ATTR_WRITE_IOS]);
+	d.write_bytes = opt_u64(tb[FXBLK_DIRECT_ATTR_WRITE_BYTES]);
+	d.refused = opt_u64(tb[FXBLK_DIRECT_ATTR_REFUSED]);
+	return d;
 }
 
 nlattr *nest_start(nl_msg *msg, int type)
@@ -212,6 +235,8 @@ void put_member(nl_msg *msg, const Member &m)
 		check(nla_put_u32(msg, FXBLK_MEMBER_ATTR_STATE, *m.state), "state");
 	if (m.errors)
 		check(nla_put_u64(msg, FXBLK_MEMBER_ATTR_ERRORS, *m.errors), "errors");
+	if (m.pci_p2pdma)
+		check(nla_put_u8(msg, FXBLK_MEMBER_ATTR_PCI_P2PDMA, *m.pci_p2pdma), "pci_p2pdma");
 	if (m.stats) {
 		put_stat(msg, FXBLK_MEMBER_ATTR_STATS_READ, m.stats->read);
 		put_stat(msg, FXBLK_MEMBER_ATTR_STATS_WRITE, m.stats->write);
@@ -315,6 +340,9 @@ Volume decode_volume(nlmsghdr *nlh)
 	v.open_count = opt_u32(tb[FXBLK_ATTR_OPEN_COUNT]);
 	v.state = maybe_u32(tb[FXBLK_ATTR_STATE]);
 	v.flags = maybe_u64(tb[FXBLK_ATTR_FLAGS]);
+	v.p2pdma = maybe_u32(tb[FXBLK_ATTR_P2PDMA]);
+	if (tb[FXBLK_ATTR_DIRECT])
+		v.direct = decode_direct(tb[FXBLK_ATTR_DIRECT]);
 	if (nlattr *ms = tb[FXBLK_ATTR_MEMBERS]) {
 		nlattr *pos;
 		int rem;
@@ -354,6 +382,18 @@ void put_volume(nl_msg *msg, const Volume &v)
 		check(nla_put_u32(msg, FXBLK_ATTR_STATE, *v.state), "state");
 	if (v.flags)
 		check(nla_put_u64(msg, FXBLK_ATTR_FLAGS, *v.flags), "flags");
+	if (v.p2pdma)
+		check(nla_put_u32(msg, FXBLK_ATTR_P2PDMA, *v.p2pdma), "p2pdma");
+	if (v.direct) {
+		nlattr *d = nest_start(msg, FXBLK_ATTR_DIRECT);
+		check(nla_put_u64(msg, FXBLK_DIRECT_ATTR_READ_IOS, v.direct->read_ios), "direct");
+		check(nla_put_u64(msg, FXBLK_DIRECT_ATTR_READ_BYTES, v.direct->read_bytes), "direct");
+		check(nla_put_u64(msg, FXBLK_DIRECT_ATTR_WRITE_IOS, v.direct->write_ios), "direct");
+		check(nla_put_u64(msg, FXBLK_DIRECT_ATTR_WRITE_BYTES, v.direct->write_bytes),
+		      "direct");
+		check(nla_put_u64(msg, FXBLK_DIRECT_ATTR_REFUSED, v.direct->refused), "direct");
+		nla_nest_end(msg, d);
+	}
 	nlattr *members = nest_start(msg, FXBLK_ATTR_MEMBERS);
 	for (const auto &m : v.members)
 		put_member(msg, m);

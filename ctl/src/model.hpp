@@ -59,8 +59,19 @@ struct Member {
 	std::optional<std::uint32_t> state;  // enum fxblk_state
 	std::optional<std::uint64_t> errors;  // failed I/Os, all directions
 	std::optional<MemberStats> stats;    // STATS replies only
+	// Its queue takes PCI P2PDMA pages; absent from older modules.
+	std::optional<bool> pci_p2pdma;
 	std::optional<NvmeIdentity> nvme;    // filled in by fxctl, not the kernel
 	bool operator==(const Member &) const = default;
+};
+
+// The direct path (FXBLK_ATTR_DIRECT, STATS only): bios with PCI P2PDMA
+// pages that members completed, one per chunk piece, and their bytes;
+// refused: such bios failed with EREMOTEIO.
+struct DirectCounters {
+	std::uint64_t read_ios = 0, read_bytes = 0, write_ios = 0, write_bytes = 0;
+	std::uint64_t refused = 0;
+	bool operator==(const DirectCounters &) const = default;
 };
 
 struct Volume {
@@ -72,6 +83,8 @@ struct Volume {
 	std::uint32_t open_count = 0;
 	std::optional<std::uint32_t> state;  // enum fxblk_state, worst member
 	std::optional<std::uint64_t> flags;  // FXBLK_VOL_*
+	std::optional<std::uint32_t> p2pdma;  // enum fxblk_p2pdma
+	std::optional<DirectCounters> direct;  // STATS replies only
 	std::vector<Member> members;
 	bool operator==(const Volume &) const = default;
 };

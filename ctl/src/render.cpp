@@ -63,7 +63,8 @@ json member_json(const Member &m)
 		  {"state", state_name(m.state)},
 		  {"errors", opt_json(m.errors)},
 		  {"data_offset_bytes", m.data_offset * sector_size},
-		  {"data_bytes", m.data_sectors * sector_size}};
+		  {"data_bytes", m.data_sectors * sector_size},
+		  {"pci_p2pdma", opt_json(m.pci_p2pdma)}};
 	if (m.nvme) {
 		j["subsys_nqn"] = m.nvme->subsys_nqn;
 		json paths = json::array();
@@ -78,6 +79,55 @@ json member_json(const Member &m)
 		j["flush"] = stat_json(m.stats->flush, false);
 	}
 	return j;
+}
+
+// "nvme-rdma" for an NVMe-oF member reached over RDMA, "nvme-pci" for a
+// local PCIe one; "" when fxctl could not tell.
+std::string member_transport(const Member &m)
+{
+	if (!m.nvme || m.nvme->paths.empty() || m.nvme->paths.front().transport.empty())
+		return "";
+	const std::string &t = m.nvme->paths.front().transport;
+	return t == "pcie" ? "nvme-pci" : "nvme-" + t;
+}
+
+// {"capable": bool or null, "reason": why not, or null}
+json p2pdma_json(const Volume &v)
+{
+	auto no = [](const std::string &why) { return json{{"capable", false}, {"reason", why}}; };
+	if (!v.p2pdma)
+		return {{"capable", nullptr},
+			{"reason", "the fxblk module does not report PCI P2PDMA (an older release)"}};
+	switch (*v.p2pdma) {
+	case FXBLK_P2PDMA_CAPABLE:
+		return {{"capable", true}, {"reason", nullptr}};
+	case FXBLK_P2PDMA_NO_KERNEL:
+		return no("the kernel has no PCI P2PDMA (built without CONFIG_PCI_P2PDMA)");
+	case FXBLK_P2PDMA_NO_MEMBER: {
+		std::string who;
+		unsigned n = 0;
+		for (const auto &m : v.members) {
+			if (m.pci_p2pdma.value_or(true))
+				continue;
+			std::string t = member_transport(m);
+			who += fmt::format("{}{}{}", n++ ? ", " : "", m.disk,
+					   t.empty() ? "" : " (" + t + ")");
+		}
+		if (!n)
+			return no("a member does not support PCI P2PDMA");
+		return no(fmt::format("member{} {} {} not support PCI P2PDMA", n > 1 ? "s" : "", who,
+				      n > 1 ? "do" : "does"));
+	}
+	default:
+		return no(fmt::format("reason {} (a newer fxblk module)", *v.p2pdma));
+	}
+}
+
+json direct_json(const DirectCounters &d)
+{
+	return {{"read", {{"ios", d.read_ios}, {"bytes", d.read_bytes}}},
+		{"write", {{"ios", d.write_ios}, {"bytes", d.write_bytes}}},
+		{"refused", d.refused}};
 }
 
 std::string vol_title(const json &v)
@@ -201,14 +251,16 @@ std::vector<std::string> feature_names(std::uint64_t features)
 				    {FXBLK_FEAT_STATS, "stats"},
 				    {FXBLK_FEAT_EVENTS, "events"},
 				    {FXBLK_FEAT_NOWAIT, "nowait"},
-				    {FXBLK_FEAT_HEALTH, "health"}});
+				    {FXBLK_FEAT_HEALTH, "health"},
+				    {FXBLK_FEAT_PCI_P2PDMA, "pci-p2pdma"}});
 }
 
 std::vector<std::string> volume_flag_names(std::uint64_t flags)
 {
 	return bit_names(flags, {{FXBLK_VOL_READ_ONLY, "read-only"},
 				 {FXBLK_VOL_NOWAIT, "nowait"},
-				 {FXBLK_VOL_REMOVED, "removed"}});
+				 {FXBLK_VOL_REMOVED, "removed"},
+				 {FXBLK_VOL_PCI_P2PDMA, "pci-p2pdma"}});
 }
 
 json volume_json(const Volume &v)
@@ -216,17 +268,21 @@ json volume_json(const Volume &v)
 	json members = json::array();
 	for (const auto &m : v.members)
 		members.push_back(member_json(m));
-	return {{"name", v.name},
-		{"index", v.index},
-		{"disk", v.disk},
-		{"device", "/dev/" + v.disk},
-		{"state", state_name(v.state)},
-		{"flags", v.flags ? json(volume_flag_names(*v.flags)) : json(nullptr)},
-		{"chunk_bytes", std::uint64_t{v.chunk_sectors} * sector_size},
-		{"capacity_bytes", v.capacity * sector_size},
-		{"logical_block_size", v.logical_block_size},
-		{"open_count", v.open_count},
-		{"members", members}};
+	json j = {{"name", v.name},
+		  {"index", v.index},
+		  {"disk", v.disk},
+		  {"device", "/dev/" + v.disk},
+		  {"state", state_name(v.state)},
+		  {"flags", v.flags ? json(volume_flag_names(*v.flags)) : json(nullptr)},
+		  {"chunk_bytes", std::uint64_t{v.chunk_sectors} * sector_size},
+		  {"capacity_bytes", v.capacity * sector_size},
+		  {"logical_block_size", v.logical_block_size},
+		  {"open_count", v.open_count},
+		  {"p2pdma", p2pdma_json(v)}};
+	if (v.direct)
+		j["direct"] = direct_json(*v.direct);
+	j["members"] = members;
+	return j;
 }
 
 json event_json(const Event &ev)
@@ -533,6 +589,20 @@ std::string text_removed(const json &doc)
 	return fmt::format("removed {}\n", vol_title(doc.at("volume")));
 }
 
+namespace {
+
+// "  PCI P2PDMA: yes" / "  PCI P2PDMA: no, member nvme1n1 (nvme-rdma) ..."
+std::string p2pdma_text(const json &p)
+{
+	const auto &c = p.at("capable");
+	if (c.is_boolean() && c.get<bool>())
+		return "  PCI P2PDMA: yes (O_DIRECT from device memory goes direct)\n";
+	return fmt::format("  PCI P2PDMA: {}, {}\n", c.is_null() ? "unknown" : "no",
+			   p.at("reason").get<std::string>());
+}
+
+}  // namespace
+
 std::string text_volume(const json &doc)
 {
 	const auto &v = doc.at("volume");
@@ -543,6 +613,7 @@ std::string text_volume(const json &doc)
 	out += fmt::format("  {}, logical block {} B, open {}\n", vol_summary(v),
 			   v.at("logical_block_size").get<std::uint32_t>(),
 			   v.at("open_count").get<std::uint32_t>());
+	out += p2pdma_text(v.at("p2pdma"));
 	std::size_t w = widest(members, "device", 6);
 	auto row = [&](const auto &idx, const auto &dev, const auto &majmin, const auto &state,
 		       const auto &errors, const auto &off, const auto &size) {
@@ -640,6 +711,16 @@ std::string text_stats(const json &doc)
 						   quantile_text(s.at("p99_us")));
 			}
 		}
+	}
+	if (v.contains("direct")) {
+		const auto &d = v.at("direct");
+		out += fmt::format("  direct (PCI P2PDMA): read {} I/Os, {} B; write {} I/Os, {} B; "
+				   "refused {}\n",
+				   d.at("read").at("ios").get<std::uint64_t>(),
+				   d.at("read").at("bytes").get<std::uint64_t>(),
+				   d.at("write").at("ios").get<std::uint64_t>(),
+				   d.at("write").at("bytes").get<std::uint64_t>(),
+				   d.at("refused").get<std::uint64_t>());
 	}
 	return out;
 }

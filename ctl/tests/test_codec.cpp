@@ -436,6 +436,53 @@ TEST_CASE("health attributes decode: volume STATE and FLAGS, member STATE and ER
 	      json::array({"removed", "bit9"}));
 }
 
+TEST_CASE("PCI P2PDMA: capability, the reason when not, and the direct counters")
+{
+	Volume v = sample_volume(2, true);
+	v.flags = FXBLK_VOL_PCI_P2PDMA;
+	v.p2pdma = FXBLK_P2PDMA_CAPABLE;
+	v.members[0].pci_p2pdma = true;
+	v.members[1].pci_p2pdma = true;
+	v.direct = DirectCounters{3, 3 << 20, 2, 1ULL << 40, 7};
+	msg_ptr msg = new_genl_msg(family, FXBLK_CMD_STATS, 0, 64 * 1024);
+	put_volume(msg.get(), v);
+	nlattr *tb[FXBLK_ATTR_MAX + 1];
+	REQUIRE(genlmsg_parse(nlmsg_hdr(msg.get()), 0, tb, FXBLK_ATTR_MAX, nullptr) == 0);
+	CHECK(nla_len(tb[FXBLK_ATTR_P2PDMA]) == 4);
+	Volume back = decode_volume(nlmsg_hdr(msg.get()));
+	CHECK(back == v);
+	json j = volume_json(back);
+	CHECK(j.at("p2pdma") == json{{"capable", true}, {"reason", nullptr}});
+	CHECK(j.at("flags") == json::array({"pci-p2pdma"}));
+	CHECK(j.at("direct").dump() == "{\"read\":{\"ios\":3,\"bytes\":3145728},"
+				       "\"write\":{\"ios\":2,\"bytes\":1099511627776},\"refused\":7}");
+	CHECK(j.at("members")[0].at("pci_p2pdma") == true);
+	CHECK(text_volume(volume_doc(back)).find("PCI P2PDMA: yes") != std::string::npos);
+	CHECK(text_stats(stats_doc(back, 0)).find("direct (PCI P2PDMA): read 3 I/Os, 3145728 B; "
+						  "write 2 I/Os, 1099511627776 B; refused 7") !=
+	      std::string::npos);
+
+	// Fallback: the member without it is named, with its transport.
+	v.flags = 0;
+	v.p2pdma = FXBLK_P2PDMA_NO_MEMBER;
+	v.members[1].pci_p2pdma = false;
+	v.members[1].nvme = NvmeIdentity{"nqn.x", {NvmePath{"nvme1", "live", "rdma", "", "", ""}}};
+	j = volume_json(v);
+	CHECK(j.at("p2pdma").at("capable") == false);
+	CHECK(j.at("p2pdma").at("reason") == "member nvme1n1 (nvme-rdma) does not support PCI P2PDMA");
+	CHECK(text_volume(volume_doc(v)).find("PCI P2PDMA: no, member nvme1n1 (nvme-rdma) does "
+					      "not support PCI P2PDMA") != std::string::npos);
+	v.members[0].pci_p2pdma = false;  // two, one without a known transport
+	CHECK(volume_json(v).at("p2pdma").at("reason") ==
+	      "members nvme0n1, nvme1n1 (nvme-rdma) do not support PCI P2PDMA");
+	v.p2pdma = FXBLK_P2PDMA_NO_KERNEL;
+	CHECK(volume_json(v).at("p2pdma").at("reason").get<std::string>().find(
+		      "CONFIG_PCI_P2PDMA") != std::string::npos);
+	v.p2pdma.reset();  // an older module
+	CHECK(volume_json(v).at("p2pdma").at("capable").is_null());
+	CHECK(text_volume(volume_doc(v)).find("PCI P2PDMA: unknown") != std::string::npos);
+}
+
 TEST_CASE("an older module without health attributes: unknown, never a crash")
 {
 	msg_ptr msg = old_module_reply();

@@ -47,14 +47,17 @@ void check_stat(const json &s, bool write)
 void check_volume(const json &v, unsigned members, bool stats)
 {
 	check_keys(v, {"name", "index", "disk", "device", "state", "flags", "chunk_bytes",
-		       "capacity_bytes", "logical_block_size", "open_count", "members"});
+		       "capacity_bytes", "logical_block_size", "open_count", "p2pdma",
+		       "members"});
 	// Identity first, health next, members last: a stable, meaningful order.
 	std::vector<std::string> keys;
 	for (const auto &[k, val] : v.items())
 		keys.push_back(k);
 	CHECK(keys == std::vector<std::string>{"name", "index", "disk", "device", "state",
 					       "flags", "chunk_bytes", "capacity_bytes",
-					       "logical_block_size", "open_count", "members"});
+					       "logical_block_size", "open_count", "p2pdma",
+					       "members"});
+	check_keys(v.at("p2pdma"), {"capable", "reason"});
 	CHECK(v.at("name").is_string());
 	CHECK(v.at("index").is_number_unsigned());
 	CHECK(v.at("device") == "/dev/" + v.at("disk").get<std::string>());
@@ -65,7 +68,7 @@ void check_volume(const json &v, unsigned members, bool stats)
 	for (unsigned i = 0; i < members; ++i) {
 		const json &m = v.at("members")[i];
 		check_keys(m, {"index", "disk", "device", "major", "minor", "state", "errors",
-			       "data_offset_bytes", "data_bytes"});
+			       "data_offset_bytes", "data_bytes", "pci_p2pdma"});
 		CHECK(m.at("index") == i);
 		CHECK(m.at("disk") == "nvme" + std::to_string(i) + "n1");
 		CHECK(m.at("device") == "/dev/nvme" + std::to_string(i) + "n1");

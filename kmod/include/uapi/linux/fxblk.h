@@ -20,6 +20,9 @@
  *       FXBLK_MEMBER_ATTR_STATS_READ   (STATS only)
  *         FXBLK_STAT_ATTR_IOS, _SECTORS, _ERRORS, _INFLIGHT, _LAT_HIST
  *       FXBLK_MEMBER_ATTR_STATS_WRITE, _STATS_DISCARD, _STATS_FLUSH
+ *   FXBLK_ATTR_DIRECT                  (STATS only)
+ *     FXBLK_DIRECT_ATTR_READ_IOS, _READ_BYTES, _WRITE_IOS, _WRITE_BYTES,
+ *     _REFUSED
  *
  * DESTROY names the volume by NAME or INDEX; given both, they must name the
  * same volume. With FXBLK_ATTR_FORCE an open volume is removed too: its I/O
@@ -78,12 +81,30 @@
 #define FXBLK_FEAT_EVENTS	(1ULL << 2)	/* "events" multicast group */
 #define FXBLK_FEAT_NOWAIT	(1ULL << 3)	/* REQ_NOWAIT honoured */
 #define FXBLK_FEAT_HEALTH	(1ULL << 4)	/* member/volume STATE, FORCE */
+/* Built for a kernel with PCI P2PDMA: volumes may take P2PDMA pages. */
+#define FXBLK_FEAT_PCI_P2PDMA	(1ULL << 5)
 
 /* FXBLK_ATTR_FLAGS bits of a volume */
 #define FXBLK_VOL_READ_ONLY	(1ULL << 0)	/* a member is read-only */
 #define FXBLK_VOL_NOWAIT	(1ULL << 1)	/* every member takes REQ_NOWAIT */
 /* Reserved: a removed volume leaves the registry, so no reply carries it. */
 #define FXBLK_VOL_REMOVED	(1ULL << 2)
+/* Every member's queue takes PCI P2PDMA pages: so does /dev/fxN. */
+#define FXBLK_VOL_PCI_P2PDMA	(1ULL << 3)
+
+/*
+ * FXBLK_ATTR_P2PDMA: whether the volume takes PCI P2PDMA pages (device
+ * memory with struct page, e.g. GPU VRAM or an NVMe CMB) in its bios, the
+ * "direct" path with zero CPU copies, and if not, why. NO_MEMBER: see
+ * FXBLK_MEMBER_ATTR_PCI_P2PDMA for which members lack it.
+ */
+enum fxblk_p2pdma {
+	FXBLK_P2PDMA_CAPABLE,
+	FXBLK_P2PDMA_NO_KERNEL,		/* kernel without CONFIG_PCI_P2PDMA */
+	FXBLK_P2PDMA_NO_MEMBER,		/* a member's queue does not take them */
+	__FXBLK_P2PDMA_MAX,
+};
+#define FXBLK_P2PDMA_MAX (__FXBLK_P2PDMA_MAX - 1)
 
 /*
  * Member and volume health (FXBLK_ATTR_STATE, FXBLK_MEMBER_ATTR_STATE).
@@ -135,6 +156,8 @@ enum fxblk_attr {
 	FXBLK_ATTR_FLAGS,		/* u64, FXBLK_VOL_* */
 	FXBLK_ATTR_FORCE,		/* flag, DESTROY: even while open */
 	FXBLK_ATTR_LIVE_VOLUMES,	/* u32, STATUS: volumes not yet freed */
+	FXBLK_ATTR_P2PDMA,		/* u32, enum fxblk_p2pdma */
+	FXBLK_ATTR_DIRECT,		/* nest of FXBLK_DIRECT_ATTR_* */
 	__FXBLK_ATTR_MAX,
 };
 #define FXBLK_ATTR_MAX (__FXBLK_ATTR_MAX - 1)
@@ -154,6 +177,7 @@ enum fxblk_member_attr {
 	FXBLK_MEMBER_ATTR_PAD,
 	FXBLK_MEMBER_ATTR_STATE,	/* u32, enum fxblk_state */
 	FXBLK_MEMBER_ATTR_ERRORS,	/* u64, failed I/Os, all directions */
+	FXBLK_MEMBER_ATTR_PCI_P2PDMA,	/* u8, 1: its queue takes P2PDMA pages */
 	__FXBLK_MEMBER_ATTR_MAX,
 };
 #define FXBLK_MEMBER_ATTR_MAX (__FXBLK_MEMBER_ATTR_MAX - 1)
@@ -170,6 +194,27 @@ enum fxblk_stat_attr {
 	__FXBLK_STAT_ATTR_MAX,
 };
 #define FXBLK_STAT_ATTR_MAX (__FXBLK_STAT_ATTR_MAX - 1)
+
+/*
+ * The direct path of a volume (STATS): bios sent to members that carry PCI
+ * P2PDMA pages and completed without error (one per chunk piece), with
+ * their bytes - data that moved between device memory and the members with
+ * no CPU copy. REFUSED: such bios failed with EREMOTEIO instead, either
+ * before reaching a member (the volume does not take P2PDMA pages) or by
+ * the member's DMA mapping (the provider is not reachable from its device,
+ * pci_p2pdma_distance()).
+ */
+enum fxblk_direct_attr {
+	FXBLK_DIRECT_ATTR_UNSPEC,
+	FXBLK_DIRECT_ATTR_READ_IOS,	/* u64 */
+	FXBLK_DIRECT_ATTR_READ_BYTES,	/* u64 */
+	FXBLK_DIRECT_ATTR_WRITE_IOS,	/* u64 */
+	FXBLK_DIRECT_ATTR_WRITE_BYTES,	/* u64 */
+	FXBLK_DIRECT_ATTR_REFUSED,	/* u64 */
+	FXBLK_DIRECT_ATTR_PAD,
+	__FXBLK_DIRECT_ATTR_MAX,
+};
+#define FXBLK_DIRECT_ATTR_MAX (__FXBLK_DIRECT_ATTR_MAX - 1)
 
 enum fxblk_event {
 	FXBLK_EVENT_UNSPEC,
