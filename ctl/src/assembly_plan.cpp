@@ -31,6 +31,23 @@ std::string disagreement(const label::Label &a, const label::Label &b)
 	return "";
 }
 
+// "is <identity>" for a foreign device; when describe() shows both alike
+// (it shows one of NGUID, UUID, EUI-64), also the field that differs.
+std::string foreign_is(const label::MemberId &want, const std::optional<label::MemberId> &have)
+{
+	if (!have)
+		return "of unknown identity (not readable)";
+	std::string is = have->describe();
+	if (is != want.describe())
+		return is;
+	if (have->uuid != want.uuid)
+		return fmt::format("{}, but with uuid {} instead of {} (a target that gives "
+				   "its namespaces a new UUID at every start?)",
+				   is, label::uuid_to_string(have->uuid),
+				   label::uuid_to_string(want.uuid));
+	return is + ", but with another NGUID/EUI-64";
+}
+
 // @c is the namespace its own label records at its index.
 bool genuine(const Candidate &c)
 {
@@ -146,8 +163,7 @@ Plan plan_volume(const std::vector<Candidate> &group)
 			chosen[index] = match.front();
 		}
 		for (const auto *f : foreign) {
-			std::string is = f->identity ? f->identity->describe()
-						     : "of unknown identity (not readable)";
+			std::string is = foreign_is(want, f->identity);
 			std::string msg = fmt::format("{} is foreign: the labels record member {} as "
 						      "{}, but {} is {}", who(*f), index,
 						      want.describe(), f->devname, is);

@@ -112,6 +112,22 @@ TEST_CASE("a device whose identity is not the one recorded for its index is fore
 		       "unknown identity (not readable)"));
 }
 
+TEST_CASE("a namespace whose UUID changed is foreign, and the message says what differs")
+{
+	// nvmet without device_uuid: same NQN, NSID and NGUID, a new UUID
+	auto vol = volume_label(2);
+	auto moved = member(1, 1, vol);
+	moved.identity->uuid[0] = 0x42;
+	Plan p = plan_volume({member(0, 0, vol), moved});
+	INFO(all(p));
+	CHECK_FALSE(p.ok());
+	CHECK(mentions(p, "nvme1n1 (member 1) is foreign",
+		       "but nvme1n1 is nsid 1 of nqn.2026-11.io.fxblk.test:member1 (nguid "
+		       "00000000000000000000000000000002), but with uuid "
+		       "42000000-0000-0000-0000-000000000000 instead of "
+		       "00000000-0000-0000-0000-000000000000"));
+}
+
 TEST_CASE("a foreign copy beside the real member is ignored, with a warning")
 {
 	auto vol = volume_label(2);
