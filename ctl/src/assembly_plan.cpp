@@ -31,6 +31,36 @@ std::string disagreement(const label::Label &a, const label::Label &b)
 	return "";
 }
 
+// "is <identity>" for a foreign device; when describe() shows both alike
+// (it shows one of NGUID, UUID, EUI-64), also the field that differs.
+std::string foreign_is(const label::MemberId &want, const std::optional<label::MemberId> &have)
+{
+	if (!have)
+		return "of unknown identity (not readable)";
+	std::string is = have->describe();
+	if (is != want.describe())
+		return is;
+	if (have->uuid != want.uuid)
+		return fmt::format("{}, but with uuid {} instead of {} (a target that gives "
+				   "its namespaces a new UUID at every start?)",
+				   is, label::uuid_to_string(have->uuid),
+				   label::uuid_to_string(want.uuid));
+	return is + ", but with another NGUID/EUI-64";
+}
+
+// @c is the namespace its own label records at its index.
+bool genuine(const Candidate &c)
+{
+	const label::Label &l = *c.ml.label;
+	return c.identity && l.member_index < l.members.size() &&
+	       *c.identity == l.members[l.member_index];
+}
+
+std::string identity_of(const Candidate &c)
+{
+	return c.identity ? c.identity->describe() : "of unknown identity (not readable)";
+}
+
 }  // namespace
 
 std::map<VolumeUuid, std::vector<Candidate>> group_by_volume(std::vector<Candidate> cands)
@@ -59,12 +89,17 @@ Plan plan_volume(const std::vector<Candidate> &group)
 		p.problems.push_back("no member of the volume is present");
 		return p;
 	}
-	// The newest generation decides; the first device carrying it is the
-	// reference every other label is compared with.
-	const Candidate *newest = &group.front();
-	for (const auto &c : group)
-		if (c.ml.label->generation > newest->ml.label->generation)
+	// The newest generation decides; a device carrying it is the reference
+	// every other label is compared with: the real namespace of its index
+	// if there is one, not a copy (the target's backing device seen
+	// locally, a clone), so that messages name the member.
+	const Candidate *newest = nullptr;
+	for (const auto &c : group) {
+		const auto g = c.ml.label->generation;
+		if (!newest || g > newest->ml.label->generation ||
+		    (g == newest->ml.label->generation && genuine(c) && !genuine(*newest)))
 			newest = &c;
+	}
 	p.reference = *newest->ml.label;
 	const label::Label &ref = p.reference;
 
@@ -72,13 +107,24 @@ Plan plan_volume(const std::vector<Candidate> &group)
 	std::vector<bool> held(ref.member_count, false);  // by any label, stale too
 	for (const auto &c : group) {
 		const label::Label &l = *c.ml.label;
+		if (l.generation < ref.generation && !genuine(c)) {
+			// not the namespace its label names: an old copy, not the
+			// member (whose own label, or absence, is reported)
+			p.warnings.push_back(fmt::format(
+				"{} carries an old copy (generation {}) of member {}'s label "
+				"but is not that namespace ({}); ignored", c.devname,
+				l.generation, l.member_index, identity_of(c)));
+			continue;
+		}
 		if (l.member_index < held.size())
 			held[l.member_index] = true;
 		if (l.generation < ref.generation) {
 			p.problems.push_back(fmt::format(
 				"{} has a stale label: generation {}, but {} has generation {}; it "
-				"missed an update of the set, so its data cannot be trusted",
-				who(c), l.generation, newest->devname, ref.generation));
+				"missed an update of the set, so its data cannot be trusted "
+				"(member {}: {})",
+				who(c), l.generation, who(*newest), ref.generation, l.member_index,
+				c.identity->describe()));
 			continue;
 		}
 		std::string differs = disagreement(l, ref);
@@ -117,8 +163,7 @@ Plan plan_volume(const std::vector<Candidate> &group)
 			chosen[index] = match.front();
 		}
 		for (const auto *f : foreign) {
-			std::string is = f->identity ? f->identity->describe()
-						     : "of unknown identity (not readable)";
+			std::string is = foreign_is(want, f->identity);
 			std::string msg = fmt::format("{} is foreign: the labels record member {} as "
 						      "{}, but {} is {}", who(*f), index,
 						      want.describe(), f->devname, is);

@@ -46,6 +46,14 @@ void read_sysfs_block(const fs::path &sysfs, BlockDevice &dev)
 							: real / "queue";
 	dev.logical_block_size =
 		static_cast<std::uint32_t>(read_number(queue / "logical_block_size", dev.path));
+	// A partition is read-only if it or its disk is (5.10's partition
+	// "ro" shows only its own flag).
+	dev.read_only = read_number(real / "ro", dev.path) != 0;
+	if (fs::exists(real / "partition"))
+		dev.read_only = dev.read_only || read_number(real.parent_path() / "ro", dev.path) != 0;
+	std::ifstream zoned(queue / "zoned");
+	if (!(zoned >> dev.zoned))
+		dev.zoned = "none";  // kernels without zoned support have no file
 	dev.holders.clear();
 	for (const auto &e : fs::directory_iterator(real / "holders", ec))
 		dev.holders.push_back(e.path().filename().string());

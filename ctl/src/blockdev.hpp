@@ -16,6 +16,11 @@ struct BlockDevice {
 	std::uint64_t size_sectors = 0;
 	std::uint32_t logical_block_size = 512;
 	std::vector<std::string> holders;  // /sys/.../holders, e.g. "fx0"
+	// /sys/.../ro (a partition's or its disk's): writes are refused
+	bool read_only = false;
+	// queue/zoned (the disk's for a partition): "none", "host-aware",
+	// "host-managed"
+	std::string zoned = "none";
 	bool busy = false;            // exclusive open refused (mounted, md, ...)
 };
 
@@ -28,7 +33,8 @@ public:
 };
 
 // /sys/dev/block/MAJ:MIN under @sysfs: fills name, size, logical block
-// size and holders. Throws Error if the directory is absent or malformed.
+// size, holders, read-only and zoned. Throws Error if the directory is
+// absent or malformed.
 void read_sysfs_block(const std::filesystem::path &sysfs, BlockDevice &dev);
 
 class SystemBlockDevices final : public BlockDevices {

@@ -378,6 +378,21 @@ int cmd_create(Ctx &ctx)
 			throw Error(fmt::format("{} is in use (mounted or opened exclusively); "
 						"unmount or release it first", path),
 				    errno_error(EBUSY));
+		// Before any label is written: a read-only member refuses its
+		// label, and the kernel refuses a zoned one.
+		if (d.read_only)
+			throw Error(fmt::format("{} is read-only: its fxblk label cannot be "
+						"written; nothing was written; make it writable first "
+						"('blockdev --setrw {}', or export the namespace "
+						"read-write on the target)",
+						path, path),
+				    errno_error(EROFS));
+		if (d.zoned != "none")
+			throw Error(fmt::format("{} is a zoned block device ({}): fxblk "
+						"stripes only conventional block devices; nothing was "
+						"written; use a conventional (non-zoned) namespace",
+						path, d.zoned),
+				    errno_error(EINVAL));
 		for (const auto &o : devs)
 			if (o.major == d.major && o.minor == d.minor)
 				throw Error(fmt::format("{} and {} are the same device ({}:{}); "

@@ -1,5 +1,6 @@
 #include "label.hpp"
 
+#include "device_fd.hpp"
 #include "error.hpp"
 
 #include <linux/fxblk.h>
@@ -168,27 +169,6 @@ struct AlignedBuf {
 	std::size_t size;
 };
 
-struct Fd {
-	int fd = -1;
-	~Fd()
-	{
-		if (fd >= 0)
-			::close(fd);
-	}
-};
-
-// Opens @dev with O_DIRECT where the file system allows it (tmpfs does
-// not: regular files in tests then go through the page cache + fsync).
-void open_dev(Fd &f, const std::string &dev, int flags)
-{
-	f.fd = ::open(dev.c_str(), flags | O_DIRECT | O_CLOEXEC);
-	if (f.fd < 0 && errno == EINVAL)
-		f.fd = ::open(dev.c_str(), flags | O_CLOEXEC);
-	if (f.fd < 0)
-		throw Error(open_failed(dev, errno),
-			    errno_error(errno));
-}
-
 std::uint64_t dev_bytes(int fd, const std::string &dev)
 {
 	struct stat st;
@@ -243,9 +223,8 @@ void pwrite_all(int fd, const std::uint8_t *p, std::size_t n, std::uint64_t at,
 // Writes @data (kLabelBytes) to both copies of @dev.
 void write_both(const std::string &dev, const std::uint8_t *data)
 {
-	Fd f;
-	open_dev(f, dev, O_RDWR);
-	std::uint64_t bytes = dev_bytes(f.fd, dev);
+	DeviceFd f(dev, O_RDWR, DeviceFd::Direct::if_supported);
+	std::uint64_t bytes = dev_bytes(f.get(), dev);
 	std::uint64_t backup = backup_offset(bytes);
 	if (!backup)
 		throw Error(fmt::format("{} is too small for an fxblk member ({} bytes; at least "
@@ -253,9 +232,9 @@ void write_both(const std::string &dev, const std::uint8_t *data)
 			    errno_error(ENOSPC));
 	AlignedBuf buf(kLabelBytes);
 	std::memcpy(buf.p, data, kLabelBytes);
-	pwrite_all(f.fd, buf.p, kLabelBytes, kPrimaryOffset, dev);
-	pwrite_all(f.fd, buf.p, kLabelBytes, backup, dev);
-	if (::fsync(f.fd) < 0)
+	pwrite_all(f.get(), buf.p, kLabelBytes, kPrimaryOffset, dev);
+	pwrite_all(f.get(), buf.p, kLabelBytes, backup, dev);
+	if (::fsync(f.get()) < 0)
 		throw Error(fmt::format("cannot flush the label of {}: {}", dev,
 					std::strerror(errno)),
 			    errno_error(errno));
@@ -511,9 +490,8 @@ Decoded decode(std::span<const std::uint8_t> bytes)
 
 MemberLabel read_member(const std::string &devnode)
 {
-	Fd f;
-	open_dev(f, devnode, O_RDONLY);
-	std::uint64_t bytes = dev_bytes(f.fd, devnode);
+	DeviceFd f(devnode, O_RDONLY, DeviceFd::Direct::if_supported);
+	std::uint64_t bytes = dev_bytes(f.get(), devnode);
 	AlignedBuf buf(kLabelBytes);
 	MemberLabel ml;
 
@@ -526,7 +504,7 @@ MemberLabel read_member(const std::string &devnode)
 			blank = true;
 			return std::nullopt;
 		}
-		pread_all(f.fd, buf.p, kLabelBytes, at, devnode);
+		pread_all(f.get(), buf.p, kLabelBytes, at, devnode);
 		Decoded d = decode({buf.p, kLabelBytes});
 		reason = std::move(d.reason);
 		blank = d.blank;

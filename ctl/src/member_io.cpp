@@ -1,5 +1,6 @@
 #include "member_io.hpp"
 
+#include "device_fd.hpp"
 #include "error.hpp"
 
 #include <blkid/blkid.h>
@@ -19,15 +20,6 @@ struct ProbeDeleter {
 	void operator()(blkid_probe p) const noexcept { blkid_free_probe(p); }
 };
 using probe_ptr = std::unique_ptr<std::remove_pointer_t<blkid_probe>, ProbeDeleter>;
-
-struct Fd {
-	int fd = -1;
-	~Fd()
-	{
-		if (fd >= 0)
-			::close(fd);
-	}
-};
 
 std::string value(blkid_probe pr, const char *name)
 {
@@ -71,21 +63,12 @@ Signature current(blkid_probe pr)
 	return s;
 }
 
-void open_or_throw(Fd &f, const std::string &path, int flags)
-{
-	f.fd = ::open(path.c_str(), flags | O_CLOEXEC);
-	if (f.fd < 0)
-		throw Error(open_failed(path, errno),
-			    errno_error(errno));
-}
-
 }  // namespace
 
 std::vector<Signature> SystemMemberIO::signatures(const std::string &path)
 {
-	Fd f;
-	open_or_throw(f, path, O_RDONLY);
-	probe_ptr pr = new_probe(f.fd, path);
+	DeviceFd f(path, O_RDONLY);
+	probe_ptr pr = new_probe(f.get(), path);
 	std::vector<Signature> out;
 	while (blkid_do_probe(pr.get()) == 0)
 		out.push_back(current(pr.get()));
@@ -94,9 +77,8 @@ std::vector<Signature> SystemMemberIO::signatures(const std::string &path)
 
 void SystemMemberIO::erase_signatures(const std::string &path)
 {
-	Fd f;
-	open_or_throw(f, path, O_RDWR | O_EXCL);
-	probe_ptr pr = new_probe(f.fd, path);
+	DeviceFd f(path, O_RDWR | O_EXCL);
+	probe_ptr pr = new_probe(f.get(), path);
 	// blkid_do_wipe steps the probe back: the same area is probed again
 	// for further signatures.
 	while (blkid_do_probe(pr.get()) == 0)
@@ -104,7 +86,7 @@ void SystemMemberIO::erase_signatures(const std::string &path)
 			throw Error(fmt::format("cannot erase the {} signature on {}",
 						current(pr.get()).type, path),
 				    errno_error(EIO));
-	if (::fsync(f.fd) < 0)
+	if (::fsync(f.get()) < 0)
 		throw Error(fmt::format("cannot flush {}: {}", path, std::strerror(errno)),
 			    errno_error(errno));
 }
@@ -122,11 +104,10 @@ bool SystemMemberIO::exists(const std::string &path)
 
 std::shared_ptr<void> SystemMemberIO::lock(const std::string &path)
 {
-	auto f = std::make_shared<Fd>();
-	f->fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-	if (f->fd < 0)
+	auto f = std::make_shared<DeviceFd>(DeviceFd::try_open(path, O_RDONLY));
+	if (f->get() < 0)
 		return nullptr;  // the member checks say why
-	while (::flock(f->fd, LOCK_EX) < 0)
+	while (::flock(f->get(), LOCK_EX) < 0)
 		if (errno != EINTR)
 			throw Error(fmt::format("cannot lock {}: {}", path, std::strerror(errno)),
 				    errno_error(errno));

@@ -112,6 +112,22 @@ TEST_CASE("a device whose identity is not the one recorded for its index is fore
 		       "unknown identity (not readable)"));
 }
 
+TEST_CASE("a namespace whose UUID changed is foreign, and the message says what differs")
+{
+	// nvmet without device_uuid: same NQN, NSID and NGUID, a new UUID
+	auto vol = volume_label(2);
+	auto moved = member(1, 1, vol);
+	moved.identity->uuid[0] = 0x42;
+	Plan p = plan_volume({member(0, 0, vol), moved});
+	INFO(all(p));
+	CHECK_FALSE(p.ok());
+	CHECK(mentions(p, "nvme1n1 (member 1) is foreign",
+		       "but nvme1n1 is nsid 1 of nqn.2026-11.io.fxblk.test:member1 (nguid "
+		       "00000000000000000000000000000002), but with uuid "
+		       "42000000-0000-0000-0000-000000000000 instead of "
+		       "00000000-0000-0000-0000-000000000000"));
+}
+
 TEST_CASE("a foreign copy beside the real member is ignored, with a warning")
 {
 	auto vol = volume_label(2);
@@ -142,6 +158,39 @@ TEST_CASE("a member with an older generation than the set is refused, named")
 	Plan q = plan_volume({old, member(0, 0, vol), member(1, 1, vol)});
 	CHECK(q.reference.generation == 7);
 	CHECK(mentions(q, "nvme2n1 (member 2) has a stale label"));
+}
+
+TEST_CASE("a stale label is reported against a member, not against a copy")
+{
+	// The lab's (and a host-side target's) backing devices carry copies of
+	// the labels without an NVMe identity, and may come first in the scan.
+	auto vol = volume_label(3, 7);
+	auto copy0 = member(7, 0, vol);
+	copy0.devname = "nullb0";
+	copy0.identity = label::MemberId{};
+	auto old = member(2, 2, volume_label(3, 6));
+	auto copy2 = member(8, 2, volume_label(3, 6));  // member 2's old label, copied
+	copy2.devname = "nullb2";
+	copy2.identity = label::MemberId{};
+	Plan p = plan_volume({copy0, copy2, member(0, 0, vol), member(1, 1, vol), old});
+	INFO(all(p));
+	CHECK_FALSE(p.ok());
+	REQUIRE(p.problems.size() == 1);
+	CHECK(p.problems[0] ==
+	      "nvme2n1 (member 2) has a stale label: generation 6, but nvme0n1 (member 0) has "
+	      "generation 7; it missed an update of the set, so its data cannot be trusted "
+	      "(member 2: nsid 1 of nqn.2026-11.io.fxblk.test:member2 (nguid "
+	      "00000000000000000000000000000003))");
+	CHECK(p.missing.empty());
+	// the old copy is no member: a warning, and it holds no index
+	CHECK(std::any_of(p.warnings.begin(), p.warnings.end(), [](const std::string &w) {
+		return w.find("nullb2 carries an old copy (generation 6) of member 2's label but is "
+			      "not that namespace (unknown device (no NVMe identity)); ignored") !=
+		       std::string::npos;
+	}));
+	Plan q = plan_volume({copy0, copy2, member(0, 0, vol), member(1, 1, vol)});
+	INFO(all(q));
+	CHECK(q.missing == std::vector<std::uint32_t>{2});
 }
 
 TEST_CASE("two devices claiming one index are refused, both named")

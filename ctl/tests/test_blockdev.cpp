@@ -38,7 +38,9 @@ struct FakeSysfs {
 	{
 		fs::path dir = root / "devices/virtual/nvme-fabrics/ctl/nvme0" / name;
 		write(dir / "size", size);
+		write(dir / "ro", "0");
 		write(dir / "queue/logical_block_size", lbs);
+		write(dir / "queue/zoned", "none");
 		fs::create_directories(dir / "holders");
 		for (const auto &h : holders)
 			fs::create_directories(dir / "holders" / h);  // symlinks in real sysfs
@@ -70,6 +72,7 @@ TEST_CASE("partition: queue limits come from the parent disk")
 	fs::path disk = sys.disk("nvme0n1", "259:0", "2097152", "512");
 	fs::path part = disk / "nvme0n1p1";
 	FakeSysfs::write(part / "size", "1024000");
+	FakeSysfs::write(part / "ro", "0");
 	FakeSysfs::write(part / "partition", "1");
 	fs::create_directories(part / "holders");
 	fs::create_symlink(fs::relative(part, sys.root / "dev/block"), sys.root / "dev/block/259:1");
@@ -82,6 +85,42 @@ TEST_CASE("partition: queue limits come from the parent disk")
 	CHECK(d.size_sectors == 1024000);
 	CHECK(d.logical_block_size == 512);
 	CHECK(d.holders.empty());
+}
+
+TEST_CASE("read-only and zoned: the device's own, or a partition's disk's")
+{
+	FakeSysfs sys;
+	fs::path disk = sys.disk("nvme0n1", "259:0", "2097152", "512");
+	fs::path part = disk / "nvme0n1p1";
+	FakeSysfs::write(part / "size", "1024000");
+	FakeSysfs::write(part / "ro", "0");
+	FakeSysfs::write(part / "partition", "1");
+	fs::create_symlink(fs::relative(part, sys.root / "dev/block"), sys.root / "dev/block/259:1");
+	auto read = [&](std::uint32_t minor) {
+		BlockDevice d;
+		d.path = minor ? "/dev/nvme0n1p1" : "/dev/nvme0n1";
+		d.major = 259;
+		d.minor = minor;
+		read_sysfs_block(sys.root, d);
+		return d;
+	};
+	CHECK_FALSE(read(0).read_only);
+	CHECK(read(0).zoned == "none");
+	CHECK_FALSE(read(1).read_only);
+
+	FakeSysfs::write(disk / "ro", "1");  // blockdev --setro on the disk
+	CHECK(read(0).read_only);
+	CHECK(read(1).read_only);  // 5.10 shows 0 in the partition's own ro
+	FakeSysfs::write(disk / "ro", "0");
+	FakeSysfs::write(part / "ro", "1");
+	CHECK_FALSE(read(0).read_only);
+	CHECK(read(1).read_only);
+
+	FakeSysfs::write(disk / "queue/zoned", "host-managed");
+	CHECK(read(0).zoned == "host-managed");
+	CHECK(read(1).zoned == "host-managed");  // the disk's queue
+	fs::remove(disk / "queue/zoned");        // a kernel without zoned support
+	CHECK(read(0).zoned == "none");
 }
 
 TEST_CASE("missing or garbled sysfs entries are errors naming the device")

@@ -121,6 +121,34 @@ TEST_CASE("create refuses members with signatures or labels unless --force")
 	CHECK(h.state.creates.size() == 1);
 }
 
+TEST_CASE("create refuses a read-only or zoned member before writing any label")
+{
+	Harness h;
+	h.devices.devs["/dev/nvme2n1"].read_only = true;
+	CHECK(h.run(create_args({"--force"})) == 1);  // --force cannot help
+	CHECK(h.err.str() ==
+	      "fxctl: /dev/nvme2n1 is read-only: its fxblk label cannot be written; nothing was "
+	      "written; make it writable first ('blockdev --setrw /dev/nvme2n1', or export the "
+	      "namespace read-write on the target)\n");
+	CHECK(h.members.writes.empty());
+	CHECK(h.members.erased.empty());
+	CHECK(h.state.creates.empty());
+
+	h.devices.devs["/dev/nvme2n1"].read_only = false;
+	h.devices.devs["/dev/nvme3n1"].zoned = "host-managed";
+	CHECK(h.run(create_args()) == 1);
+	CHECK(h.err.str() ==
+	      "fxctl: /dev/nvme3n1 is a zoned block device (host-managed): fxblk stripes only "
+	      "conventional block devices; nothing was written; use a conventional (non-zoned) "
+	      "namespace\n");
+	CHECK(h.members.writes.empty());
+	CHECK(h.state.creates.empty());
+
+	h.devices.devs["/dev/nvme3n1"].zoned = "none";
+	CHECK(h.run(create_args()) == 0);
+	CHECK(h.members.writes == four);
+}
+
 TEST_CASE("create wipes the labels it wrote when CREATE or a write fails")
 {
 	Harness h;

@@ -6,7 +6,9 @@
 #  - discard advertised -> blkdiscard on fxN works (5.10 needs
 #    QUEUE_FLAG_DISCARD set, or every discard fails with EOPNOTSUPP)
 #  - a read-only member -> a read-only volume: ro=1, writes refused, reads work
-#  - a zoned member -> CREATE refused, naming the zoned member
+#    (raw CREATE); fxctl create refuses it first, naming it, no label written
+#  - a zoned member -> CREATE refused, naming the zoned member; fxctl create
+#    refuses it first, naming it, no label written
 #  - a data offset inside the 4 MiB label area -> refused (by fxctl first;
 #    the kernel's own refusal is asserted with raw messages in test 14)
 . /lab/lib.sh
@@ -43,7 +45,13 @@ fx_run fxctl remove t27
 
 # --- read-only member --------------------------------------------------------
 fx_run blockdev --setro "${M[1]}"
-# a raw CREATE: fxctl create labels its members, which a read-only member refuses
+# fxctl create names the read-only member before writing any label (member
+# 0, writable and listed first, stays unlabelled)
+fx_expect_fail --rc 1 --msg "^fxctl: ${M[1]} is read-only: its fxblk label cannot be written; nothing was written; make it writable first \('blockdev --setrw ${M[1]}'" \
+	fxctl create t27ro "${M[0]}" "${M[1]}"
+fx_expect_fail --rc 3 --msg 'not an fxblk member' fxctl examine "${M[0]}"
+fxdev t27ro >/dev/null && fail "fxctl create over read-only ${M[1]} left a volume"
+# the kernel's side, by a raw CREATE (fxctl refuses first, above)
 fx_run fxblk-nltest --cmd create --name t27ro --chunk 128 --member "${M[0]}" --member "${M[1]}" --keep --expect 0
 D=$(fxdev t27ro) || fail "no device for t27ro"
 expect_eq "$(cat /sys/block/${D#/dev/}/ro)" 1 "$D ro with read-only member ${M[1]}"
@@ -76,8 +84,11 @@ if mkdir $NB/t27z 2>/dev/null && echo 1 >$NB/t27z/zoned 2>/dev/null; then
 	[ -n "$Z" ] || fail "zoned null_blk t27z has no block device"
 	expect_eq "$(cat /sys/block/${Z#/dev/}/queue/zoned)" host-managed "zoned model of $Z"
 	fx_mark zoned
-	# the kernel's refusal, by a raw CREATE (fxctl create would fail earlier,
-	# writing its label on the zoned member)
+	# fxctl create names the zoned member before writing any label
+	fx_expect_fail --rc 1 --msg "^fxctl: $Z is a zoned block device \(host-managed\): fxblk stripes only conventional block devices; nothing was written" \
+		fxctl create t27z "${M[0]}" "$Z"
+	fx_expect_fail --rc 3 --msg 'not an fxblk member' fxctl examine "${M[0]}"
+	# the kernel's refusal, by a raw CREATE (fxctl refuses first, above)
 	fx_run fxblk-nltest --cmd create --name t27z --chunk 128 --member "${M[0]}" --member "$Z" \
 		--expect EINVAL --extack 'zoned'
 	fxdev t27z >/dev/null && fail "a volume over zoned $Z was created"

@@ -1,5 +1,5 @@
 #!/bin/bash
-# lab: kernels=6.1,6.12 quick=6.12 members=4 size-mb=320 udev timeout=400
+# lab: kernels=6.1,6.12 quick=6.12 members=4 size-mb=320 udev timeout=600
 # Volumes come back by themselves, through the real udevd and our rules
 # (udev/60-fxblk.rules, 61-fxblk-assembly.rules): create + mkfs.xfs + data,
 # stop, disconnect every member and reconnect them in another order (kernel
@@ -10,8 +10,14 @@
 # claiming one index (member 0's label copied over member 1: the copy is
 # foreign, member 1 missing). The target's null_blk backing devices carry
 # the same labels without an NVMe identity: assemble ignores them (foreign
-# copies beside the real members) with a warning.
+# copies beside the real members) with a warning. A member whose primary
+# label is destroyed assembles from its backup; with both destroyed it is
+# no member (fxctl names it missing), and with them restored the set is
+# whole again. --break primary leaves the primary label intact (the label
+# source check must fail).
 . /lab/lib.sh
+BREAK=
+[ "${1:-}" = --break ] && BREAK=$2	# primary: member 1's primary label not destroyed
 [ "${FX_UDEV:-0}" = 1 ] || fail "udevd is not running: the header needs 'udev' (tests/lab/run --udev)"
 fx_load
 read -r -a M <<< "$FX_MEMBERS"
@@ -71,6 +77,33 @@ expect_match "$FX_OUT" "already running" "incremental for a running volume"
 fx_run fxctl stop $V
 settle
 
+log "member 1's primary label destroyed: the backup serves; both destroyed: not a member"
+B=$(fx_member_dev 1)
+SZ=$(blockdev --getsize64 "$B")
+BK=$((SZ / 4096 - 4))	# the backup label's 4 KiB blocks (16 KiB, 4 KiB-aligned, below the end)
+dd if="$B" of=/tmp/primary bs=4096 skip=1 count=4 iflag=direct status=none || fail "saving the primary label"
+dd if="$B" of=/tmp/backup bs=4096 skip=$BK count=4 iflag=direct status=none || fail "saving the backup label"
+[ "$BREAK" = primary ] || dd if=/dev/zero of="$B" bs=4096 seek=1 count=4 conv=notrunc oflag=direct status=none ||
+	fail "zeroing the primary label"
+fx_run fxctl examine --export "$B"
+expect_match "$FX_OUT" '^FXBLK_LABEL=backup$' "$B: label source with its primary destroyed"
+# the write's change event (udev watches nvme*) completes the set again
+settle
+fx_wait_path /dev/fx/$V 30 || { ls -R /run/fxblk; fail "$V did not assemble with member 1's primary label destroyed"; }
+fx_run fxctl stop $V
+settle
+dd if=/dev/zero of="$B" bs=4096 seek=$BK count=4 conv=notrunc oflag=direct status=none || fail "zeroing the backup label"
+no_volume "$B has neither label"
+fx_expect_fail --rc 3 --msg "member 1 of 4 is missing: nsid 1 of ${FX_NQN_BASE}1" fxctl assemble $V
+# both copies under one BSD lock: udevd holds the change events back until
+# it is released (else the first copy would assemble the volume before the second is written)
+flock "$B" bash -c "dd if=/tmp/primary of=$B bs=4096 seek=1 conv=notrunc oflag=direct status=none &&
+	dd if=/tmp/backup of=$B bs=4096 seek=$BK conv=notrunc oflag=direct status=none" || fail "restoring the labels"
+settle
+fx_wait_path /dev/fx/$V 30 || fail "$V did not assemble once member 1's labels were back"
+fx_run fxctl stop $V
+settle
+
 log "3 of 4 members: no volume, fxctl names the missing one"
 fx_member_disconnect 0 1 2 3
 fx_member_connect 0 1 3
@@ -92,6 +125,11 @@ done
 no_volume "member 3 is at generation $G, the others at $((G + 1))"
 fx_expect_fail --rc 1 --msg "$(basename "$(fx_member_dev 3)") \(member 3\) has a stale label: generation $G" \
 	fxctl assemble $V
+# named against a member's namespace, not against a copy of the labels on the
+# target's backing devices (nullbN, seen here too)
+expect_match "$FX_OUT" "generation $G, but nvme[0-9]+n1 \(member [012]\) has generation $((G + 1)); .*\(member 3: nsid 1 of ${FX_NQN_BASE}3 \(nguid [0-9a-f]{32}\)\)" \
+	"stale label: the newer member and the stale member's namespace"
+! grep -E "nullb[0-9]+ \(member [0-9]\) has a stale label" <<<"$FX_OUT" || fail "a backing device's label copy reported as a stale member"
 # brought up to date, the set is whole again: the change event assembles it
 fxblk-labeltool generation "$(fx_member_dev 3)" $((G + 1)) || fail "bumping member 3's generation"
 settle
