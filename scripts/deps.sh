@@ -40,6 +40,8 @@ PKGS=(
 	gnuplot-nox
 	# 7.3 and 7.2 are built in debootstrap chroots (scripts/fetch-chroot-kernels.sh)
 	debootstrap
+	# arm64 cross build of the module against Debian's arm64 headers
+	gcc-aarch64-linux-gnu
 	# packages (make packages / tests/packages.sh): .deb with dh-dkms, lintian, .rpm
 	debhelper dh-dkms lintian rpm fakeroot
 	# perf, copied into the lab VM for profiling (tests/lab/mkbase.sh)
@@ -94,6 +96,7 @@ fi
 # ($CACHE/chroot/<suite>); a second run only checks them (about a second).
 log "newer lab kernels (7.2 unstable, 7.3 trixie-backports) with their chroots"
 bash "$TOP/scripts/fetch-chroot-kernels.sh"
-# i386 6.1 headers: make check proves that 32-bit builds are refused
-bash "$TOP/scripts/fetch-i386-headers.sh"
+# i386 6.1 headers (make check: 32-bit builds are refused) and arm64 6.12
+# headers (make check: the module cross-builds)
+bash "$TOP/scripts/fetch-foreign-headers.sh"
 log "done"

@@ -179,7 +179,7 @@ for s in 5.10 6.1 6.12 $NEW_KERNELS; do
 done
 # 32-bit kernels are refused with a message, by kmod/Makefile before the
 # probes and by kmod/Kbuild for a kbuild run without it (Debian 12's i386
-# 6.1 headers, scripts/fetch-i386-headers.sh)
+# 6.1 headers, scripts/fetch-foreign-headers.sh)
 refuses_32bit() {
 	local k=$1 out rc src
 	out=$(make -C "$TOP/kmod" KVER="$k" BUILD="$TOP/build/kmod" 2>&1)
@@ -199,7 +199,19 @@ refuses_32bit() {
 if [ -n "${FXBLK_KVER_I386:-}" ] && [ -f "$CACHE/k/$FXBLK_KVER_I386/.done" ]; then
 	t "module i386: 32-bit refused with a message ($FXBLK_KVER_I386)" refuses_32bit "$FXBLK_KVER_I386"
 else
-	skip_test "module i386: 32-bit refused with a message" "no i386 headers in $CACHE: run 'make deps' (scripts/fetch-i386-headers.sh)"
+	skip_test "module i386: 32-bit refused with a message" "no i386 headers in $CACHE: run 'make deps' (scripts/fetch-foreign-headers.sh)"
+fi
+# arm64: cross-built with gcc-aarch64-linux-gnu against Debian's arm64 6.12
+# headers (kmod/Makefile takes CC from their CROSS_COMPILE)
+module_build_arm64() {
+	module_build "$1" || return 1
+	file "$TOP/build/kmod/$1/fxblk.ko" | grep -q 'ARM aarch64' || { echo "fxblk.ko is not an arm64 object"; return 1; }
+	modinfo -F vermagic "$TOP/build/kmod/$1/fxblk.ko" | grep -q "^$1 .*aarch64" || { echo "vermagic is not $1 aarch64"; return 1; }
+}
+if [ -n "${FXBLK_KVER_ARM64:-}" ] && [ -f "$CACHE/k/$FXBLK_KVER_ARM64/.done" ] && command -v aarch64-linux-gnu-gcc >/dev/null; then
+	t "module arm64: cross-build -Werror ($FXBLK_KVER_ARM64)" module_build_arm64 "$FXBLK_KVER_ARM64"
+else
+	skip_test "module arm64: cross-build -Werror" "no arm64 headers or aarch64-linux-gnu-gcc: run 'make deps'"
 fi
 
 # ---- checkpatch ----------------------------------------------------------
@@ -268,7 +280,7 @@ for script in "${LAB_SCRIPTS[@]}"; do
 				continue
 			fi
 			if [ "$FULL" != 1 ] && [[ ,$quick, != *,$s,* ]]; then
-				skip_test "lab $s: $name" "smoke tests only on $s by default; all in make check-full"
+				skip_test "lab $s: $name" "$s runs only the tests whose quick= names it by default; all in make check-full"
 				continue
 			fi
 		fi
