@@ -25,6 +25,8 @@ modules:
 	$(MAKE) module KVER=$(FXBLK_KVER_5_10)
 	$(MAKE) module KVER=$(FXBLK_KVER_6_1)
 	$(MAKE) module KVER=$(FXBLK_KVER_6_12)
+	$(if $(FXBLK_KVER_7_3),$(MAKE) module KVER=$(FXBLK_KVER_7_3),@echo "SKIP: 7.3 not prepared (make deps)")
+	$(if $(FXBLK_KVER_7_2),$(MAKE) module KVER=$(FXBLK_KVER_7_2),@echo "SKIP: 7.2 not prepared (make deps)")
 
 fxctl:
 	cmake -S . -B $(BUILD)/ctl -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null

@@ -169,4 +169,14 @@ int fxblk_add_disk(struct gendisk *disk,
 		   const struct attribute_group **groups);
 void fxblk_put_disk(struct gendisk *disk);
 
+/*
+ * A per-CPU workqueue says so from 6.17 (WQ_PERCPU, an enum constant, hence
+ * the probe): without WQ_PERCPU or WQ_UNBOUND alloc_workqueue() WARNs.
+ */
+#ifdef FXBLK_HAVE_WQ_PERCPU
+#define FXBLK_WQ_PERCPU WQ_PERCPU
+#else
+#define FXBLK_WQ_PERCPU 0
+#endif
+
 #endif /* FXBLK_COMPAT_H */

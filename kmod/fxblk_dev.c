@@ -1132,7 +1132,8 @@ int fxblk_dev_setup(struct fxblk_volume *vol, const struct fxblk_create_req *req
 			  offsetof(struct fxblk_io, bio), 0);
 	if (ret)
 		goto out_clone;
-	vol->wq = alloc_workqueue("fxblk/%s", WQ_MEM_RECLAIM, 0, vol->name);
+	vol->wq = alloc_workqueue("fxblk/%s", WQ_MEM_RECLAIM | FXBLK_WQ_PERCPU,
+				 0, vol->name);
 	if (!vol->wq) {
 		ret = -ENOMEM;
 		goto out_acct;

@@ -9,7 +9,8 @@
 # (dkms recommends linux-headers-amd64).
 #
 # Env: FXBLK_DEPS_REFRESH=1  re-resolve and fetch the kernels even if unpacked
-#      FXBLK_KVER_5_10 / FXBLK_KVER_6_1 / FXBLK_KVER_6_12  pin kernel releases
+#      FXBLK_KVER_5_10 / FXBLK_KVER_6_1 / FXBLK_KVER_6_12 / FXBLK_KVER_7_3 /
+#      FXBLK_KVER_7_2  pin kernel releases
 set -euo pipefail
 TOP=$(cd "$(dirname "$(readlink -f "$0")")/.." && pwd)
 CACHE=${FXBLK_CACHE:-/var/cache/fxblk}
@@ -37,6 +38,10 @@ PKGS=(
 	xfsprogs e2fsprogs
 	# bench report
 	gnuplot-nox
+	# 7.3 and 7.2 are built in debootstrap chroots (scripts/fetch-chroot-kernels.sh)
+	debootstrap
+	# arm64 cross build of the module against Debian's arm64 headers
+	gcc-aarch64-linux-gnu
 	# packages (make packages / tests/packages.sh): .deb with dh-dkms, lintian, .rpm
 	debhelper dh-dkms lintian rpm fakeroot
 	# perf, copied into the lab VM for profiling (tests/lab/mkbase.sh)
@@ -86,4 +91,12 @@ else
 	log "fetching lab kernels into $CACHE"
 	bash "$TOP/scripts/fetch-kernels.sh"
 fi
+# 7.2 (unstable) and 7.3 (Debian 13 backports): their kbuild needs a newer
+# glibc and gcc, so their headers live in cached debootstrap chroots
+# ($CACHE/chroot/<suite>); a second run only checks them (about a second).
+log "newer lab kernels (7.2 unstable, 7.3 trixie-backports) with their chroots"
+bash "$TOP/scripts/fetch-chroot-kernels.sh"
+# i386 6.1 headers (make check: 32-bit builds are refused) and arm64 6.12
+# headers (make check: the module cross-builds)
+bash "$TOP/scripts/fetch-foreign-headers.sh"
 log "done"

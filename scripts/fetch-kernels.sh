@@ -166,7 +166,8 @@ FXBLK_KVER_6_1=$k61
 FXBLK_KVER_6_12=$k612
 EOF
 	# keep the debug kernel recorded by scripts/build-kernel.sh (make kernel-debug)
-	grep '^FXBLK_KVER_DEBUG=' "$CACHE/kernels.env" >> "$CACHE/kernels.env.tmp" 2>/dev/null || true
+	# and the chroot-built kernels of scripts/fetch-chroot-kernels.sh (7.3, 7.2)
+	grep -E '^FXBLK_KVER_(DEBUG|7_3|7_2)=' "$CACHE/kernels.env" >> "$CACHE/kernels.env.tmp" 2>/dev/null || true
 	mv "$CACHE/kernels.env.tmp" "$CACHE/kernels.env"
 	cat "$CACHE/kernels.env"
 }

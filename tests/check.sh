@@ -9,9 +9,11 @@
 #   unit    cmake build + ctest in build/ctl, and again with ASan/UBSan in
 #           build/ctl-asan (-DFXBLK_SANITIZE=ON); one line per ctest test
 #   fuzz-label  libFuzzer on the on-disk label decoder (tests/fuzz-label.sh)
-#   module  fxblk.ko builds with -Werror against the 5.10, 6.1, 6.12 headers
+#   module  fxblk.ko builds with -Werror against the 5.10, 6.1, 6.12 headers,
+#           and 7.3 + 7.2 inside their chroots (scripts/fetch-chroot-kernels.sh)
 #   style   checkpatch --no-tree -f clean on kmod/*.c kmod/*.h and the uapi header
-#   dkms    dkms add/build against the 6.1 headers (tests/dkms.sh), 6.12 in packages
+#   dkms    dkms add/build against the 6.1 headers (tests/dkms.sh), 6.12 in packages;
+#           a source with a new warning builds under DKMS, fails with FXBLK_WERROR=1
 #   packages make install/uninstall, .debs + lintian + DKMS + upgrade/purge,
 #           .rpms (tests/packages.sh)
 #   lab     every tests/lab/tests/*.sh on each kernel named in its header
@@ -19,7 +21,9 @@
 #           with quick=, the default run uses only those kernels (30-minute
 #           budget; quick=none: none, only make check-full) and
 #           FXBLK_CHECK_FULL=1 (make check-full) all of kernels=
-#           (other key=value pairs become tests/lab/run --key value)
+#           (other key=value pairs become tests/lab/run --key value).
+#           7.3 and 7.2 run what 6.12 runs, in make check-full; in the
+#           default run only the tests whose quick= names them (smoke test)
 #   selftest the lab fails a run whose kernel WARNs, panics mid-script, logs
 #           an I/O error the script did not allow (and passes one it did), or
 #           is tainted; returns the script's status; kills a hung VM and keeps
@@ -41,7 +45,7 @@ cd "$TOP" || exit 2
 CACHE=${FXBLK_CACHE:-/var/cache/fxblk}
 LOGDIR=$TOP/build/check
 FILTER=${FXBLK_CHECK_FILTER:-}
-LAB_KERNELS=${FXBLK_LAB_KERNELS:-5.10,6.1,6.12}
+LAB_KERNELS=${FXBLK_LAB_KERNELS:-5.10,6.1,6.12,7.2,7.3}
 FULL=${FXBLK_CHECK_FULL:-0}
 JOBS=${FXBLK_CHECK_JOBS:-$(nproc)}
 # The module builds with -Werror here (kmod/Kbuild); DKMS builds do not.
@@ -107,6 +111,7 @@ kver() {
 	case $1 in
 	5.10) echo "${FXBLK_KVER_5_10:-}" ;; 6.1) echo "${FXBLK_KVER_6_1:-}" ;;
 	6.12) echo "${FXBLK_KVER_6_12:-}" ;; debug) echo "${FXBLK_KVER_DEBUG:-}" ;;
+	7.3) echo "${FXBLK_KVER_7_3:-}" ;; 7.2) echo "${FXBLK_KVER_7_2:-}" ;;
 	*) echo "$1" ;;
 	esac
 }
@@ -155,10 +160,60 @@ module_build() {	# -Werror is in kmod/Kbuild; also refuse any warning text
 	[ -f "$TOP/build/kmod/$k/fxblk.ko" ] || { echo "no fxblk.ko produced"; return 1; }
 	! grep -E '(warning|error):' <<< "$out"
 }
-for s in 5.10 6.1 6.12; do
+# NEW_KERNELS: built in a chroot; make deps prepares them, a machine whose
+# deps predate them gets SKIP lines, not failures
+NEW_KERNELS="7.2 7.3"
+kernel_ready() {	# kernel_ready SERIES: its headers (and chroot) are in the cache
+	local k
+	k=$(kver "$1")
+	[ -n "$k" ] && [ -f "$CACHE/k/$k/.done" ] || return 1
+	[ ! -f "$CACHE/k/$k/chroot" ] || [ -f "$(cat "$CACHE/k/$k/chroot")/.done" ]
+}
+NOT_READY="not prepared in $CACHE: run 'make deps' (as root; debootstrap chroots, scripts/fetch-chroot-kernels.sh)"
+for s in 5.10 6.1 6.12 $NEW_KERNELS; do
 	k=$(kver $s)
+	if [[ " $NEW_KERNELS " == *" $s "* ]] && ! kernel_ready "$s"; then
+		skip_test "module $s: build -Werror" "$NOT_READY"
+		continue
+	fi
 	t "module $s: build -Werror ($k)" module_build "$k"
 done
+# 32-bit kernels are refused with a message, by kmod/Makefile before the
+# probes and by kmod/Kbuild for a kbuild run without it (Debian 12's i386
+# 6.1 headers, scripts/fetch-foreign-headers.sh)
+refuses_32bit() {
+	local k=$1 out rc src
+	out=$(make -C "$TOP/kmod" KVER="$k" BUILD="$TOP/build/kmod" 2>&1)
+	rc=$?
+	echo "$out"
+	[ $rc != 0 ] || { echo "make -C kmod built for 32-bit $k"; return 1; }
+	grep -q 'fxblk: 32-bit kernels are not supported' <<< "$out" || { echo "kmod/Makefile: no message"; return 1; }
+	src=$(mktemp -d) || return 1
+	cp -a "$TOP"/kmod/. "$TOP/VERSION" "$src/" && : > "$src/fxblk_probes.h"
+	out=$(make -C "$CACHE/k/$k/hdr/usr/src/linux-headers-$k" M="$src" CC=gcc modules 2>&1)
+	rc=$?
+	echo "$out"
+	rm -rf "$src"
+	[ $rc != 0 ] || { echo "kbuild built kmod/ for 32-bit $k"; return 1; }
+	grep -q 'Kbuild:.*fxblk: 32-bit kernels are not supported' <<< "$out" || { echo "kmod/Kbuild: no message"; return 1; }
+}
+if [ -n "${FXBLK_KVER_I386:-}" ] && [ -f "$CACHE/k/$FXBLK_KVER_I386/.done" ]; then
+	t "module i386: 32-bit refused with a message ($FXBLK_KVER_I386)" refuses_32bit "$FXBLK_KVER_I386"
+else
+	skip_test "module i386: 32-bit refused with a message" "no i386 headers in $CACHE: run 'make deps' (scripts/fetch-foreign-headers.sh)"
+fi
+# arm64: cross-built with gcc-aarch64-linux-gnu against Debian's arm64 6.12
+# headers (kmod/Makefile takes CC from their CROSS_COMPILE)
+module_build_arm64() {
+	module_build "$1" || return 1
+	file "$TOP/build/kmod/$1/fxblk.ko" | grep -q 'ARM aarch64' || { echo "fxblk.ko is not an arm64 object"; return 1; }
+	modinfo -F vermagic "$TOP/build/kmod/$1/fxblk.ko" | grep -q "^$1 .*aarch64" || { echo "vermagic is not $1 aarch64"; return 1; }
+}
+if [ -n "${FXBLK_KVER_ARM64:-}" ] && [ -f "$CACHE/k/$FXBLK_KVER_ARM64/.done" ] && command -v aarch64-linux-gnu-gcc >/dev/null; then
+	t "module arm64: cross-build -Werror ($FXBLK_KVER_ARM64)" module_build_arm64 "$FXBLK_KVER_ARM64"
+else
+	skip_test "module arm64: cross-build -Werror" "no arm64 headers or aarch64-linux-gnu-gcc: run 'make deps'"
+fi
 
 # ---- checkpatch ----------------------------------------------------------
 checkpatch() {
@@ -174,7 +229,8 @@ t "style: checkpatch kmod" checkpatch
 # ---- dkms ----------------------------------------------------------------
 # (6.12: the packaged source, in the packages test below)
 for s in 6.1; do
-	t "dkms $s: add+build" bash "$TOP/tests/dkms.sh" "$(kver $s)"
+	t "dkms $s: add+build; a new warning is no error (CI: error)" \
+		env FXBLK_DKMS_WARNING=1 bash "$TOP/tests/dkms.sh" "$(kver $s)"
 done
 
 # ---- packages: make install, .deb, lintian, upgrade/purge, .rpm -----------
@@ -209,7 +265,7 @@ for script in "${LAB_SCRIPTS[@]}"; do
 	# lockdep make it 2-4x slower); tests/lab/debug headers name it themselves
 	to=
 	if [[ ,$kernels, == *,6.12,* ]]; then
-		kernels+=,debug
+		kernels+=,${NEW_KERNELS// /,},debug
 		to=$(sed -n 's/.*timeout=\([0-9]*\).*/\1/p' <<< "$header")
 		to=$((3 * ${to:-600}))
 	fi
@@ -217,6 +273,17 @@ for script in "${LAB_SCRIPTS[@]}"; do
 		if ! lab_kernel_ok "$s"; then
 			skip_test "lab $s: $name" "kernel $s not in FXBLK_LAB_KERNELS=$LAB_KERNELS"
 			continue
+		fi
+		# the chroot kernels: only what quick= names them for by default
+		if [[ " $NEW_KERNELS " == *" $s "* ]]; then
+			if ! kernel_ready "$s"; then
+				skip_test "lab $s: $name" "$NOT_READY"
+				continue
+			fi
+			if [ "$FULL" != 1 ] && [[ ,$quick, != *,$s,* ]]; then
+				skip_test "lab $s: $name" "$s runs only the tests whose quick= names it by default; all in make check-full"
+				continue
+			fi
 		fi
 		# quick= trims the default run only; the debug kernel runs everything
 		if [ "$FULL" != 1 ] && [ "$s" != debug ] && [ -n "$quick" ] &&
@@ -236,6 +303,7 @@ done
 lab_build() {	# a failure is a failed test; the runs then use what exists
 	local s
 	for s in ${LAB_KERNELS//,/ }; do
+		[[ " $NEW_KERNELS " != *" $s "* ]] || kernel_ready "$s" || continue
 		make -s -C "$TOP" module KVER="$(kver "$s")" || return 1
 	done
 	make -s -C "$TOP" fxctl

@@ -6,6 +6,11 @@
 # Checks that dkms reports the module built and fxblk.ko has the right vermagic.
 # FXBLK_DKMS_ROOT=DIR: use DIR/usr/src/fxblk-VERSION as it is (e.g. unpacked
 # from the fxblk-dkms package; tests/packages.sh) instead of dkms/install.sh.
+# FXBLK_DKMS_WARNING=1: warnings are errors only in CI builds. A warning is
+# added to the source (an unused static variable, as a newer compiler's new
+# warning would be), DKMS must still build it, as on a user's machine (no
+# FXBLK_WERROR; KCFLAGS=-Werror as a kernel with CONFIG_WERROR would add), and
+# then the same tree built as make check/CI does (FXBLK_WERROR=1) must fail.
 set -euo pipefail
 TOP=$(cd "$(dirname "$(readlink -f "$0")")/.." && pwd)
 CACHE=${FXBLK_CACHE:-/var/cache/fxblk}
@@ -25,11 +30,19 @@ if [ -n "${FXBLK_DKMS_ROOT:-}" ]; then
 else
 	SRC=$("$TOP/dkms/install.sh" "$S/root")
 fi
+WARN=${FXBLK_DKMS_WARNING:-0}
+if [ "$WARN" = 1 ]; then
+	printf '\nstatic int fxblk_dkms_canary;\n' >> "$SRC/fxblk_stats.c"
+	echo "+ added to $SRC/fxblk_stats.c: static int fxblk_dkms_canary; (-Wunused-variable)"
+fi
 mkdir -p "$S/dkms" "$S/install"
 # dkms runs `make` itself (also to read CC from the headers' .kernelvariables);
 # run it as from a shell, not as a sub-make of `make check`, whose MAKEFLAGS
 # and MAKELEVEL would make that make print "Entering directory" into CC.
-D=(env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL -u MAKEOVERRIDES dkms --dkmstree "$S/dkms" --sourcetree "$S/root/usr/src" --installtree "$S/install")
+# and without make check's FXBLK_WERROR=1: DKMS runs in a user's environment
+KC=()
+[ "$WARN" = 0 ] || KC=(KCFLAGS=-Werror)
+D=(env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL -u MAKEOVERRIDES -u FXBLK_WERROR "${KC[@]}" dkms --dkmstree "$S/dkms" --sourcetree "$S/root/usr/src" --installtree "$S/install")
 echo "+ dkms add fxblk/$VER (source $SRC)"
 "${D[@]}" add -m fxblk -v "$VER"
 echo "+ dkms build fxblk/$VER -k $KVER"
@@ -52,4 +65,23 @@ done
 for k in 5.4.0-1-amd64 4.19.0-27-amd64 5.9.16; do
 	[[ $k =~ $R ]] && { echo "BUILD_EXCLUSIVE_KERNEL accepts $k"; exit 1; }
 done
+if [ "$WARN" = 1 ]; then
+	L=$(find "$S/dkms/fxblk/$VER/$KVER" -path '*/log/make.log' | head -n1)
+	[ -n "$L" ] || { echo "no make.log kept by dkms"; exit 1; }
+	grep -E "warning: .fxblk_dkms_canary. defined but not used" "$L" ||
+		{ echo "the DKMS build log does not show the canary warning"; cat "$L"; exit 1; }
+	echo "DKMS built it with the warning (not an error), KCFLAGS=-Werror notwithstanding"
+	echo "+ the same source as make check/CI builds it: FXBLK_WERROR=1 (must fail)"
+	# the probe results of make check's module build of KVER, if there, save a minute
+	mkdir -p "$S/ci/$KVER"
+	P=$TOP/build/kmod/$KVER/fxblk_probes.h
+	if [ -f "$P" ]; then cp "$P" "$S/ci/$KVER/" && touch "$S/ci/$KVER/fxblk_probes.h"; fi
+	if env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -C "$SRC" KVER="$KVER" KDIR="$KDIR" \
+		BUILD="$S/ci" FXBLK_WERROR=1 > "$S/ci.log" 2>&1; then
+		cat "$S/ci.log"; echo "FXBLK_WERROR=1 built a source with a warning"; exit 1
+	fi
+	grep -E "error: .fxblk_dkms_canary. defined but not used" "$S/ci.log" ||
+		{ cat "$S/ci.log"; echo "FXBLK_WERROR=1 failed, but not on the canary"; exit 1; }
+	echo "CI build failed on the warning, as it must"
+fi
 echo "dkms add/build OK for $KVER"

@@ -1,5 +1,5 @@
 #!/bin/bash
-# lab: kernels=5.10,6.1,6.12 quick=5.10,6.12 members=4
+# lab: kernels=5.10,6.1,6.12 quick=5.10,6.12,7.2 members=4
 # fxblk.ko loads with modprobe (depmod'ed into /lib/modules/$KVER/extra),
 # shows in lsmod and /sys/module, registers generic netlink family "fxblk"
 # (fxctl version talks to it), unloads with rmmod, loads again, and the kernel
