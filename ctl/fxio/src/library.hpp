@@ -4,7 +4,7 @@
 // tests build their own with a fake kernel, engines and disks.
 #pragma once
 
-#include "blockdev.hpp"
+#include "disk.hpp"
 #include "engine.hpp"
 #include "fxio.h"
 #include "peer_kernel.hpp"

@@ -12,7 +12,7 @@
 // waited for and every slot returned before the -errno comes back.
 #pragma once
 
-#include "blockdev.hpp"
+#include "disk.hpp"
 #include "engine.hpp"
 #include "pool.hpp"
 

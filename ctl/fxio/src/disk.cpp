@@ -1,4 +1,4 @@
-#include "blockdev.hpp"
+#include "disk.hpp"
 
 #include <cerrno>
 #include <fcntl.h>
