@@ -3,6 +3,8 @@
 #   scripts/install.sh install|uninstall   (env: DESTDIR, PREFIX, BUILD)
 # install: fxctl, its man page, bash completion, udev rules and systemd units
 # through CMake's install() (GNUInstallDirs under PREFIX, default /usr/local),
+# libfxio (components libfxio: the shared library; libfxio-dev: fxio.h,
+# fxio.pc, the .so link — not part of the fxctl package's default install),
 # and the module sources for DKMS in $DESTDIR/usr/src/fxblk-VERSION (DKMS
 # looks only there, whatever PREFIX is).
 # uninstall: removes exactly the files an install would write (found by
@@ -19,6 +21,9 @@ VER=$(head -n1 "$TOP/VERSION")
 case ${1:-} in
 install)
 	DESTDIR=$DESTDIR cmake --install "$BUILD/ctl" --prefix "$PREFIX"
+	for c in libfxio libfxio-dev; do
+		DESTDIR=$DESTDIR cmake --install "$BUILD/ctl" --prefix "$PREFIX" --component $c
+	done
 	"$TOP/dkms/install.sh" "${DESTDIR:-/}" > /dev/null
 	echo "-- Installing: ${DESTDIR}/usr/src/fxblk-$VER (DKMS: dkms add fxblk/$VER)"
 	;;
@@ -26,6 +31,9 @@ uninstall)
 	stage=$(mktemp -d "${TMPDIR:-/tmp}/fxblk-uninstall.XXXXXX")
 	trap 'rm -rf "$stage"' EXIT
 	DESTDIR=$stage cmake --install "$BUILD/ctl" --prefix "$PREFIX" > /dev/null
+	for c in libfxio libfxio-dev; do
+		DESTDIR=$stage cmake --install "$BUILD/ctl" --prefix "$PREFIX" --component $c > /dev/null
+	done
 	(cd "$stage" && find . ! -type d) | while read -r f; do
 		f=${f#.}
 		if [ -e "$DESTDIR$f" ] || [ -L "$DESTDIR$f" ]; then

@@ -50,9 +50,13 @@ step "0. make install / make uninstall (DESTDIR, PREFIX=/usr)"
 I=$P/destdir
 if [ -x "$TOP/build/ctl/fxctl" ]; then
 	DESTDIR=$I PREFIX=/usr BUILD=$TOP/build bash "$TOP/scripts/install.sh" install > "$P/install.log"
+	# libfxio: make install only (no package yet), in the build's libdir
+	FXIO_LIBDIR=$(sed -n 's/^CMAKE_INSTALL_LIBDIR:[A-Z]*=//p' "$TOP/build/ctl/CMakeCache.txt")
 	inst_expect() {
 		expect_ctl | grep -v '^/usr/share/doc/' | sed 's|^/lib/|/usr/lib/|; s|fxctl.8.gz$|fxctl.8|'
 		expect_dkms | grep -v '^/usr/share/doc/'
+		printf '/usr/%s\n' "$FXIO_LIBDIR/libfxio.so" "$FXIO_LIBDIR/libfxio.so.0" \
+			"$FXIO_LIBDIR/libfxio.so.0.1.0" "$FXIO_LIBDIR/pkgconfig/fxio.pc" include/fxio.h
 	}
 	DEFER_INSTALL_CHECK=1
 else

@@ -7,6 +7,7 @@
 #include "error.hpp"
 #include "fabric_cmds.hpp"
 #include "label.hpp"
+#include "peer.hpp"
 #include "render.hpp"
 #include "units.hpp"
 
@@ -869,6 +870,25 @@ const Command commands[] = {
 	 "finding has a severity (error, warning, info), a message and a fix. With -o "
 	 "json: summary, findings and the facts. Exits 0 without error findings, 1 "
 	 "with.", doctor_options, cmd_doctor},
+	{"peer", "peer status | peer bench NAME [--size SIZE] [--block SIZE] [--depth N] [--paths LIST]",
+	 "GPU peer memory: which path I/O takes, and its bandwidth.",
+	 "peer status (the default) answers which path an I/O between a volume and host, "
+	 "ROCm or Ascend memory takes, and why not direct (as gdscheck -p): the kernel's "
+	 "control node /dev/fxblk-peer, each memory provider (host, rocm, ascend, dmabuf: "
+	 "present, can serve direct I/O, why not, pinned bytes, registrations), the copy "
+	 "engines libfxio can load (host built in; hip: libamdhip64.so, acl: "
+	 "libascendcl.so), the volumes, and per memory kind the path: direct (O_DIRECT "
+	 "into the registered pages, no CPU copy), staged (through a pinned host bounce "
+	 "pool, pipelined with the accelerator's copy engine), posix (plain O_DIRECT, "
+	 "compat mode) or unavailable. Needs no privileges; exits 0.\n"
+	 "peer bench NAME (a volume, fxN, /dev/fxN or any block device or file path) reads "
+	 "--size bytes from the start of it in --block reads, --depth in flight, once per "
+	 "path of --paths, through libfxio with the host engine, and prints MiB/s, the "
+	 "ratio to the posix path, I/Os and overlapped slots of the staged pipeline (as "
+	 "gdsio). Reads only. The direct row runs when the kernel registers host memory "
+	 "for direct I/O, else it says why not. The bounce pool follows FXIO_POOL_SLOTS and "
+	 "FXIO_SLOT_KIB.\n\nExample: fxctl peer bench vol1 --size 1G --block 4M",
+	 peer_options, cmd_peer},
 };
 
 po::options_description global_options()

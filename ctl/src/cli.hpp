@@ -8,6 +8,7 @@
 #include "doctor.hpp"
 #include "fabrics.hpp"
 #include "nvme_info.hpp"
+#include "peer.hpp"
 
 #include <functional>
 #include <iosfwd>
@@ -35,6 +36,7 @@ struct Env {
 	// NVMe-oF (connect, discover, doctor); the argument is -v.
 	std::function<std::unique_ptr<Fabric>(bool)> fabric = make_libnvme_fabric;
 	std::function<DoctorFacts(Env &, bool)> doctor_facts = collect_doctor_facts;
+	std::function<PeerFacts(Env &)> peer_facts = collect_peer_facts;  // peer status
 };
 
 // Runs one fxctl invocation; @args excludes argv[0]. Returns the exit code

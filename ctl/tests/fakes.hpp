@@ -275,6 +275,7 @@ struct Harness {
 	std::function<std::unique_ptr<NvmeLookup>()> nvme;
 	std::function<std::unique_ptr<Fabric>(bool)> fabric;        // NVMe-oF commands
 	std::function<DoctorFacts(Env &, bool)> doctor_facts;       // doctor
+	std::function<PeerFacts(Env &)> peer_facts;                 // peer status
 	int connects = 0;
 
 	Harness()
@@ -308,6 +309,8 @@ struct Harness {
 			env.fabric = fabric;
 		if (doctor_facts)
 			env.doctor_facts = doctor_facts;
+		if (peer_facts)
+			env.peer_facts = peer_facts;
 		return fxctl::run(args, env);
 	}
 };

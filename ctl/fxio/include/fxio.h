@@ -1,0 +1,124 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * libfxio: reads and writes between /dev/fxN and host or accelerator
+ * memory, shaped like cuFile/hipFile. Every I/O takes one of three paths
+ * and says which (fxio_last_path) and why (fxio_last_reason):
+ *
+ *   direct  the buffer is registered with the kernel (/dev/fxblk-peer) and
+ *           its memory has struct page: O_DIRECT on /dev/fxN straight into
+ *           the buffer, zero CPU copies;
+ *   staged  device memory the disk cannot DMA into (DMA-address-only, or
+ *           no kernel support): O_DIRECT into a pinned NUMA-local bounce
+ *           pool, pipelined with the accelerator's copy engine;
+ *   posix   a host buffer that was never registered: plain O_DIRECT when
+ *           buffer, offset and size are aligned, else through the pool.
+ *
+ * All functions return 0 (or a byte count, or an id) on success and a
+ * negative errno on failure. Thread safety: calls on one handle may come
+ * from several threads; fxio_last_path/fxio_last_reason are per thread and
+ * handle (the last I/O this thread completed on it).
+ */
+#ifndef FXIO_H
+#define FXIO_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define FXIO_VERSION_MAJOR 0
+#define FXIO_VERSION_MINOR 1
+
+#if defined(__GNUC__)
+#define FXIO_API __attribute__((visibility("default")))
+#else
+#define FXIO_API
+#endif
+
+typedef struct fxio_file *fxio_handle_t;
+
+/* fxio_open @flags: O_RDONLY, O_WRONLY or O_RDWR (O_DIRECT is added). */
+FXIO_API int fxio_open(const char *path, int flags, fxio_handle_t *out);
+FXIO_API int fxio_close(fxio_handle_t h);
+
+/* fxio_buf_register @flags: what the memory is, so the staged path copies
+ * with the right engine. Host memory is the default. */
+#define FXIO_BUF_HOST		0x0u	/* CPU memory: host engine (memcpy) */
+#define FXIO_BUF_HIP		0x1u	/* ROCm device memory: HIP engine */
+#define FXIO_BUF_ACL		0x2u	/* Ascend device memory: AscendCL engine */
+#define FXIO_BUF_EMULATED	0x3u	/* host memory treated as device memory
+					 * (host engine, never direct): tests, bench */
+#define FXIO_BUF_KIND_MASK	0xfu
+#define FXIO_BUF_NO_KERNEL	0x100u	/* do not register with the kernel */
+
+FXIO_API int fxio_buf_register(const void *base, size_t len, unsigned flags);
+FXIO_API int fxio_buf_deregister(const void *base);
+
+/* @base: the buffer (registered or not); the I/O uses base + buf_off. */
+FXIO_API ssize_t fxio_read(fxio_handle_t h, void *base, size_t size, off_t dev_off, off_t buf_off);
+FXIO_API ssize_t fxio_write(fxio_handle_t h, const void *base, size_t size, off_t dev_off,
+		   off_t buf_off);
+
+/* "direct", "staged", "posix", or "none" before the first I/O. */
+FXIO_API const char *fxio_last_path(fxio_handle_t h);
+/* Why the last I/O did not take the direct path ("" when it did). */
+FXIO_API const char *fxio_last_reason(fxio_handle_t h);
+
+/* Asynchronous I/O: submit returns an id (>= 0) or -errno; completions are
+ * collected with fxio_poll, in any order. */
+FXIO_API int64_t fxio_submit_read(fxio_handle_t h, void *base, size_t size, off_t dev_off,
+			 off_t buf_off, uint64_t user_data);
+FXIO_API int64_t fxio_submit_write(fxio_handle_t h, const void *base, size_t size, off_t dev_off,
+			  off_t buf_off, uint64_t user_data);
+
+enum fxio_path { FXIO_PATH_NONE, FXIO_PATH_DIRECT, FXIO_PATH_STAGED, FXIO_PATH_POSIX };
+
+struct fxio_event {
+	int64_t id;
+	uint64_t user_data;
+	int64_t result;		/* bytes, or -errno */
+	int32_t path;		/* enum fxio_path */
+	int32_t reason;		/* enum fxio_reason */
+};
+
+/* Waits up to @timeout_ms (-1: forever, 0: do not wait) for at least one
+ * completion; returns how many were stored in @events (0 on timeout), or
+ * -errno. */
+FXIO_API int fxio_poll(fxio_handle_t h, struct fxio_event *events, int max, int timeout_ms);
+
+/* Why an I/O did not go direct (fxio_stats.fallbacks is indexed by it). */
+enum fxio_reason {
+	FXIO_REASON_NONE,		/* went direct */
+	FXIO_REASON_NOT_REGISTERED,	/* buffer never registered (compat mode) */
+	FXIO_REASON_NO_CONTROL_NODE,	/* /dev/fxblk-peer absent */
+	FXIO_REASON_KERNEL_REFUSED,	/* registration refused (errno in stats) */
+	FXIO_REASON_NO_STRUCT_PAGE,	/* memory is DMA-address-only */
+	FXIO_REASON_P2PDMA_REFUSED,	/* the disk refused the pages (EREMOTEIO) */
+	FXIO_REASON_UNALIGNED,		/* buffer, offset or size not block aligned */
+	FXIO_REASON_NO_KERNEL_FLAG,	/* registered with FXIO_BUF_NO_KERNEL */
+	FXIO_REASON_EMULATED,		/* FXIO_BUF_EMULATED memory */
+	FXIO_REASON_MAX
+};
+FXIO_API const char *fxio_reason_str(int reason);
+
+struct fxio_stats {
+	uint64_t ios[4];		/* indexed by enum fxio_path */
+	uint64_t bytes[4];
+	uint64_t overlapped_slots;	/* O_DIRECT slot I/O that ran while a copy did */
+	uint64_t staged_chunks;		/* slots moved through the pool */
+	uint64_t fallbacks[FXIO_REASON_MAX];	/* I/Os that did not go direct, by reason */
+	uint64_t errors;
+	uint64_t pool_slots, pool_slot_bytes;
+	uint64_t pool_locked;		/* 1 if the pool is mlock'ed */
+	int32_t pool_numa_node;		/* -1: unknown */
+	int32_t reserved;
+};
+FXIO_API int fxio_get_stats(fxio_handle_t h, struct fxio_stats *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* FXIO_H */

@@ -1,0 +1,187 @@
+// The C API: one process-wide Library, a handle per open disk.
+#include "fxio.h"
+#include "library.hpp"
+
+#include <cerrno>
+#include <new>
+
+struct fxio_file {
+	std::unique_ptr<fxio::File> f;
+};
+
+namespace {
+
+fxio::Library &lib()
+{
+	static fxio::Library l;
+	return l;
+}
+
+const char *path_name(int p)
+{
+	switch (p) {
+	case FXIO_PATH_DIRECT:
+		return "direct";
+	case FXIO_PATH_STAGED:
+		return "staged";
+	case FXIO_PATH_POSIX:
+		return "posix";
+	}
+	return "none";
+}
+
+// No exception crosses the C boundary.
+template <class F> auto guard(F &&f, decltype(f()) on_error) noexcept -> decltype(f())
+{
+	try {
+		return f();
+	} catch (const std::bad_alloc &) {
+		return on_error;
+	} catch (...) {
+		return on_error;
+	}
+}
+
+}  // namespace
+
+extern "C" {
+
+int fxio_open(const char *path, int flags, fxio_handle_t *out)
+{
+	if (!path || !out)
+		return -EINVAL;
+	return guard([&] {
+		std::unique_ptr<fxio::BlockDev> dev;
+		int r = fxio::open_blockdev(path, flags, dev);
+		if (r)
+			return r;
+		*out = new fxio_file{std::make_unique<fxio::File>(lib(), std::move(dev))};
+		return 0;
+	}, -ENOMEM);
+}
+
+int fxio_close(fxio_handle_t h)
+{
+	if (!h)
+		return -EBADF;
+	delete h;
+	return 0;
+}
+
+int fxio_buf_register(const void *base, size_t len, unsigned flags)
+{
+	return guard([&] { return lib().buf_register(base, len, flags); }, -ENOMEM);
+}
+
+int fxio_buf_deregister(const void *base)
+{
+	return guard([&] { return lib().buf_deregister(base); }, -ENOMEM);
+}
+
+ssize_t fxio_read(fxio_handle_t h, void *base, size_t size, off_t dev_off, off_t buf_off)
+{
+	if (!h)
+		return -EBADF;
+	if (dev_off < 0 || buf_off < 0)
+		return -EINVAL;
+	return guard([&] {
+		fxio::Outcome o;
+		return h->f->read(base, size, static_cast<std::uint64_t>(dev_off),
+				  static_cast<std::uint64_t>(buf_off), o);
+	}, static_cast<ssize_t>(-ENOMEM));
+}
+
+ssize_t fxio_write(fxio_handle_t h, const void *base, size_t size, off_t dev_off,
+		   off_t buf_off)
+{
+	if (!h)
+		return -EBADF;
+	if (dev_off < 0 || buf_off < 0)
+		return -EINVAL;
+	return guard([&] {
+		fxio::Outcome o;
+		return h->f->write(base, size, static_cast<std::uint64_t>(dev_off),
+				   static_cast<std::uint64_t>(buf_off), o);
+	}, static_cast<ssize_t>(-ENOMEM));
+}
+
+const char *fxio_last_path(fxio_handle_t h)
+{
+	return h ? path_name(h->f->last().path) : "none";
+}
+
+const char *fxio_last_reason(fxio_handle_t h)
+{
+	return h ? fxio_reason_str(h->f->last().reason) : "";
+}
+
+int64_t fxio_submit_read(fxio_handle_t h, void *base, size_t size, off_t dev_off,
+			 off_t buf_off, uint64_t user_data)
+{
+	if (!h)
+		return -EBADF;
+	if (dev_off < 0 || buf_off < 0)
+		return -EINVAL;
+	return guard([&] {
+		return h->f->submit(false, base, size, static_cast<std::uint64_t>(dev_off),
+				    static_cast<std::uint64_t>(buf_off), user_data);
+	}, static_cast<std::int64_t>(-ENOMEM));
+}
+
+int64_t fxio_submit_write(fxio_handle_t h, const void *base, size_t size, off_t dev_off,
+			  off_t buf_off, uint64_t user_data)
+{
+	if (!h)
+		return -EBADF;
+	if (dev_off < 0 || buf_off < 0)
+		return -EINVAL;
+	return guard([&] {
+		return h->f->submit(true, const_cast<void *>(base), size,
+				    static_cast<std::uint64_t>(dev_off),
+				    static_cast<std::uint64_t>(buf_off), user_data);
+	}, static_cast<std::int64_t>(-ENOMEM));
+}
+
+int fxio_poll(fxio_handle_t h, struct fxio_event *events, int max, int timeout_ms)
+{
+	if (!h)
+		return -EBADF;
+	return guard([&] { return h->f->poll(events, max, timeout_ms); }, -ENOMEM);
+}
+
+const char *fxio_reason_str(int reason)
+{
+	switch (reason) {
+	case FXIO_REASON_NONE:
+		return "";
+	case FXIO_REASON_NOT_REGISTERED:
+		return "buffer not registered (compat mode)";
+	case FXIO_REASON_NO_CONTROL_NODE:
+		return "no kernel control node /dev/fxblk-peer";
+	case FXIO_REASON_KERNEL_REFUSED:
+		return "the kernel refused the registration";
+	case FXIO_REASON_NO_STRUCT_PAGE:
+		return "memory has no struct page (DMA address only)";
+	case FXIO_REASON_P2PDMA_REFUSED:
+		return "the disk refused peer-to-peer pages (EREMOTEIO: no P2PDMA)";
+	case FXIO_REASON_UNALIGNED:
+		return "buffer, offset or size not aligned to the disk's block size";
+	case FXIO_REASON_NO_KERNEL_FLAG:
+		return "registered with FXIO_BUF_NO_KERNEL";
+	case FXIO_REASON_EMULATED:
+		return "emulated device memory";
+	}
+	return "unknown reason";
+}
+
+int fxio_get_stats(fxio_handle_t h, struct fxio_stats *out)
+{
+	if (!h)
+		return -EBADF;
+	if (!out)
+		return -EINVAL;
+	*out = h->f->stats();
+	return 0;
+}
+
+}  // extern "C"

@@ -1,0 +1,466 @@
+#include "library.hpp"
+
+#include <cerrno>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+
+namespace fxio {
+
+// ---- configuration -------------------------------------------------------
+
+namespace {
+
+std::size_t env_size(const char *name, std::size_t def, std::size_t lo, std::size_t hi)
+{
+	const char *s = std::getenv(name);
+	if (!s || !*s)
+		return def;
+	char *end = nullptr;
+	unsigned long long v = std::strtoull(s, &end, 10);
+	if (*end || v < lo || v > hi)
+		return def;
+	return static_cast<std::size_t>(v);
+}
+
+}  // namespace
+
+Config Config::from_env()
+{
+	Config c;
+	c.pool_slots = env_size("FXIO_POOL_SLOTS", c.pool_slots, 2, 256);
+	c.slot_bytes = env_size("FXIO_SLOT_KIB", c.slot_bytes >> 10, 4, 64 * 1024) << 10;
+	c.workers = static_cast<unsigned>(env_size("FXIO_WORKERS", c.workers, 1, 64));
+	return c;
+}
+
+// ---- Library: engines, the control node, registrations ---------------------
+
+std::unique_ptr<CopyEngine> Library::load_engine(unsigned kind, std::string &why)
+{
+	switch (kind) {
+	case FXIO_BUF_HOST:
+	case FXIO_BUF_EMULATED:
+		return make_host_engine();
+	case FXIO_BUF_HIP:
+		return load_hip_engine(why);
+	case FXIO_BUF_ACL:
+		return load_acl_engine(why);
+	}
+	why = "unknown memory kind";
+	return nullptr;
+}
+
+Library::Library(Config cfg, KernelOpener k, EngineLoader e)
+	: cfg_(cfg), open_kernel_(std::move(k)), load_engine_(std::move(e))
+{
+	// Slots must hold whole blocks of any disk (4 KiB covers them all).
+	cfg_.slot_bytes = std::max<std::size_t>(4096, cfg_.slot_bytes / 4096 * 4096);
+	cfg_.pool_slots = std::max<std::size_t>(2, cfg_.pool_slots);
+}
+
+Library::~Library()
+{
+	for (auto &[base, r] : regs_)
+		if (r.kernel && kernel_)
+			kernel_->deregister(r.kernel->handle);
+}
+
+CopyEngine *Library::engine(unsigned kind, std::string &why)
+{
+	std::lock_guard lk(mu_);
+	unsigned key = kind == FXIO_BUF_EMULATED ? FXIO_BUF_HOST : kind;
+	auto it = engines_.find(key);
+	if (it != engines_.end())
+		return it->second.get();
+	auto e = load_engine_(key, why);
+	if (!e)
+		return nullptr;
+	return engines_.emplace(key, std::move(e)).first->second.get();
+}
+
+PeerKernel *Library::kernel(std::string &why)
+{
+	std::lock_guard lk(mu_);
+	if (!kernel_)
+		kernel_ = open_kernel_(kernel_why_);
+	why = kernel_why_;
+	return kernel_.get();
+}
+
+int Library::buf_register(const void *base, std::size_t len, unsigned flags)
+{
+	unsigned kind = flags & FXIO_BUF_KIND_MASK;
+	if (!base || !len || kind > FXIO_BUF_EMULATED ||
+	    (flags & ~(FXIO_BUF_KIND_MASK | FXIO_BUF_NO_KERNEL)))
+		return -EINVAL;
+	auto b = reinterpret_cast<std::uintptr_t>(base);
+	if (b + len < b)
+		return -EOVERFLOW;
+	Registration r;
+	r.base = static_cast<const char *>(base);
+	r.len = len;
+	r.kind = kind;
+	std::string why;
+	r.engine = engine(kind, why);
+	if (!r.engine)
+		return -ENODEV;  // no runtime for this memory: nothing can copy it
+	{
+		std::lock_guard lk(mu_);
+		// Overlapping registrations would make find() ambiguous.
+		auto it = regs_.upper_bound(r.base);
+		if (it != regs_.end() && it->first < r.base + len)
+			return -EEXIST;
+		if (it != regs_.begin()) {
+			auto p = std::prev(it);
+			if (p->first + p->second.len > r.base)
+				return -EEXIST;
+		}
+	}
+	if (kind == FXIO_BUF_EMULATED) {
+		r.reason = FXIO_REASON_EMULATED;
+		r.why = "emulated device memory (host engine, never direct)";
+	} else if (flags & FXIO_BUF_NO_KERNEL) {
+		r.reason = FXIO_REASON_NO_KERNEL_FLAG;
+		r.why = "registered with FXIO_BUF_NO_KERNEL";
+	} else if (PeerKernel *k = kernel(why); !k) {
+		r.reason = FXIO_REASON_NO_CONTROL_NODE;
+		r.why = why;
+	} else {
+		KernelRegistration kr;
+		std::string kwhy;
+		int e = k->register_buffer(base, len, kind != FXIO_BUF_HOST, kr, kwhy);
+		if (e) {
+			r.reason = FXIO_REASON_KERNEL_REFUSED;
+			r.why = "kernel refused the registration: " + std::string(std::strerror(-e)) +
+				(kwhy.empty() ? "" : " (" + kwhy + ")");
+		} else {
+			r.kernel = kr;
+			if (!kr.direct) {
+				r.reason = kr.struct_page ? FXIO_REASON_KERNEL_REFUSED
+							  : FXIO_REASON_NO_STRUCT_PAGE;
+				r.why = "provider " + kr.provider + ": " +
+					(kr.reason.empty() ? "memory has no struct page" : kr.reason);
+			}
+		}
+	}
+	std::lock_guard lk(mu_);
+	regs_.emplace(r.base, std::move(r));
+	return 0;
+}
+
+int Library::buf_deregister(const void *base)
+{
+	std::unique_lock lk(mu_);
+	auto it = regs_.find(static_cast<const char *>(base));
+	if (it == regs_.end())
+		return -ENOENT;
+	std::optional<KernelRegistration> kr = it->second.kernel;
+	regs_.erase(it);
+	if (kr && kernel_)
+		return kernel_->deregister(kr->handle);
+	return 0;
+}
+
+std::optional<Registration> Library::find(const char *p, std::size_t n)
+{
+	std::lock_guard lk(mu_);
+	auto it = regs_.upper_bound(p);
+	if (it == regs_.begin())
+		return std::nullopt;
+	--it;
+	const Registration &r = it->second;
+	if (p < r.base || static_cast<std::size_t>(p - r.base) > r.len ||
+	    n > r.len - static_cast<std::size_t>(p - r.base))
+		return std::nullopt;
+	return r;
+}
+
+std::size_t Library::registrations()
+{
+	std::lock_guard lk(mu_);
+	return regs_.size();
+}
+
+// ---- File: one disk, a path per I/O ----------------------------------------
+
+struct File::Lane {
+	std::map<CopyEngine *, std::unique_ptr<CopyStream>> streams;
+	CopyStream *stream(CopyEngine *e)
+	{
+		auto &s = streams[e];
+		if (!s)
+			s = e->stream();
+		return s.get();
+	}
+};
+
+File::File(Library &lib, std::unique_ptr<BlockDev> dev) : lib_(lib), dev_(std::move(dev))
+{
+	st_.pool_numa_node = -1;
+}
+
+File::~File()
+{
+	{
+		std::lock_guard lk(mu_);
+		stopping_ = true;
+	}
+	job_cv_.notify_all();
+	for (auto &t : workers_)
+		t.join();
+}
+
+BouncePool *File::pool()
+{
+	std::lock_guard lk(mu_);
+	if (!pool_ && !pool_failed_) {
+		auto &c = lib_.config();
+		std::size_t slot = std::max<std::size_t>(c.slot_bytes / dev_->block_size(), 1) *
+				   dev_->block_size();
+		pool_ = std::make_unique<BouncePool>(c.pool_slots, slot);
+		if (!pool_->ok()) {
+			pool_.reset();
+			pool_failed_ = true;
+		} else {
+			st_.pool_slots = pool_->slots();
+			st_.pool_slot_bytes = pool_->slot_bytes();
+			st_.pool_locked = pool_->locked();
+			st_.pool_numa_node = pool_->numa_node();
+		}
+	}
+	return pool_.get();
+}
+
+std::unique_ptr<File::Lane> File::take_lane()
+{
+	std::lock_guard lk(mu_);
+	if (lanes_.empty())
+		return std::make_unique<Lane>();
+	auto l = std::move(lanes_.back());
+	lanes_.pop_back();
+	return l;
+}
+
+void File::give_lane(std::unique_ptr<Lane> l)
+{
+	std::lock_guard lk(mu_);
+	lanes_.push_back(std::move(l));
+}
+
+bool File::aligned(const char *buf, std::size_t size, std::uint64_t dev_off) const
+{
+	std::uint64_t bs = dev_->block_size();
+	return reinterpret_cast<std::uintptr_t>(buf) % bs == 0 && size % bs == 0 &&
+	       dev_off % bs == 0;
+}
+
+ssize_t File::run_plain(bool write, char *buf, std::size_t size, std::uint64_t dev_off)
+{
+	std::size_t done = 0;
+	while (done < size) {
+		ssize_t r = write ? dev_->pwrite(buf + done, size - done, dev_off + done)
+				  : dev_->pread(buf + done, size - done, dev_off + done);
+		if (r < 0)
+			return r;
+		if (r == 0)
+			return -EIO;  // the disk ended inside a range we checked
+		done += static_cast<std::size_t>(r);
+	}
+	return static_cast<ssize_t>(size);
+}
+
+// The kernel's RW moves the registered pages into bios on fxN; a disk that
+// is not an fxblk volume (a file in the tests) takes the same buffer
+// through O_DIRECT, which is what RW does inside.
+ssize_t File::run_direct(bool write, const Registration &reg, char *buf, std::size_t size,
+			 std::uint64_t dev_off)
+{
+	std::string why;
+	PeerKernel *k = lib_.kernel(why);
+	if (k && reg.kernel && dev_->fd() >= 0) {
+		std::uint64_t off = reinterpret_cast<std::uint64_t>(buf) - reg.kernel->base;
+		int e = k->rw(reg.kernel->handle, write, dev_->fd(), off, dev_off, size);
+		if (e != -ENOTBLK)
+			return e ? e : static_cast<ssize_t>(size);
+	}
+	return run_plain(write, buf, size, dev_off);
+}
+
+ssize_t File::run_staged(bool write, char *buf, std::size_t size, std::uint64_t dev_off,
+			 CopyEngine *engine)
+{
+	BouncePool *p = pool();
+	if (!p)
+		return -ENOMEM;
+	auto lane = take_lane();
+	CopyStream *s = lane->stream(engine);
+	if (!s) {
+		give_lane(std::move(lane));
+		return -ENOMEM;
+	}
+	PipeCounters c;
+	StagedIo io{*dev_, *p, *s, buf, size, dev_off};
+	ssize_t r = write ? staged_write(io, c) : staged_read(io, c);
+	give_lane(std::move(lane));
+	std::lock_guard lk(mu_);
+	st_.overlapped_slots += c.overlapped;
+	st_.staged_chunks += c.chunks;
+	return r;
+}
+
+ssize_t File::io(bool write, char *buf, std::size_t size, std::uint64_t dev_off, Outcome &o)
+{
+	o = {};
+	if (!buf)
+		return -EFAULT;
+	std::uint64_t dsize = dev_->size();
+	if (dev_off > static_cast<std::uint64_t>(INT64_MAX) ||
+	    size > static_cast<std::size_t>(SSIZE_MAX) || dev_off + size < dev_off)
+		return -EINVAL;
+	if (!dev_->growable() || !write) {
+		if (dev_off >= dsize)
+			return write ? -ENOSPC : 0;
+		if (size > dsize - dev_off) {
+			if (write)
+				return -ENOSPC;
+			size = static_cast<std::size_t>(dsize - dev_off);  // as pread: short at the end
+		}
+	}
+	if (size == 0)
+		return 0;
+
+	std::optional<Registration> reg = lib_.find(buf, size);
+	std::string why;
+	ssize_t r;
+	if (!reg) {
+		// Compat mode: plain O_DIRECT, or through the pool with memcpy.
+		o = {FXIO_PATH_POSIX, FXIO_REASON_NOT_REGISTERED};
+		if (aligned(buf, size, dev_off)) {
+			r = run_plain(write, buf, size, dev_off);
+		} else {
+			CopyEngine *e = lib_.engine(FXIO_BUF_HOST, why);
+			r = e ? run_staged(write, buf, size, dev_off, e) : -ENODEV;
+		}
+	} else if (reg->reason == FXIO_REASON_NONE && aligned(buf, size, dev_off)) {
+		o = {FXIO_PATH_DIRECT, FXIO_REASON_NONE};
+		r = run_direct(write, *reg, buf, size, dev_off);
+		if (r == -EREMOTEIO) {
+			// The disk cannot DMA to these pages (fxN without P2PDMA).
+			o = {FXIO_PATH_STAGED, FXIO_REASON_P2PDMA_REFUSED};
+			r = run_staged(write, buf, size, dev_off, reg->engine);
+		}
+	} else {
+		// Host memory the kernel did not take stays "posix"; device memory,
+		// and direct-capable memory that is not block aligned, is staged.
+		int reason = reg->reason == FXIO_REASON_NONE ? FXIO_REASON_UNALIGNED : reg->reason;
+		bool host = reg->kind == FXIO_BUF_HOST && reg->reason != FXIO_REASON_NONE;
+		o = {host ? FXIO_PATH_POSIX : FXIO_PATH_STAGED, reason};
+		r = host && aligned(buf, size, dev_off) ? run_plain(write, buf, size, dev_off)
+							: run_staged(write, buf, size, dev_off, reg->engine);
+	}
+	account(o, r, size);
+	return r;
+}
+
+void File::account(const Outcome &o, ssize_t r, std::size_t)
+{
+	std::lock_guard lk(mu_);
+	last_ = o;
+	if (r < 0) {
+		++st_.errors;
+		return;
+	}
+	++st_.ios[o.path];
+	st_.bytes[o.path] += static_cast<std::uint64_t>(r);
+	if (o.reason != FXIO_REASON_NONE)
+		++st_.fallbacks[o.reason];
+}
+
+ssize_t File::read(void *base, std::size_t size, std::uint64_t dev_off, std::uint64_t buf_off,
+		   Outcome &o)
+{
+	if (!base)
+		return -EFAULT;
+	return io(false, static_cast<char *>(base) + buf_off, size, dev_off, o);
+}
+
+ssize_t File::write(const void *base, std::size_t size, std::uint64_t dev_off,
+		    std::uint64_t buf_off, Outcome &o)
+{
+	if (!base)
+		return -EFAULT;
+	// The write path only reads the buffer; the pipeline's type is shared.
+	return io(true, const_cast<char *>(static_cast<const char *>(base)) + buf_off, size,
+		  dev_off, o);
+}
+
+Outcome File::last()
+{
+	std::lock_guard lk(mu_);
+	return last_;
+}
+
+fxio_stats File::stats()
+{
+	std::lock_guard lk(mu_);
+	return st_;
+}
+
+// ---- async: a few worker threads run submissions, completions queue up ----
+
+std::int64_t File::submit(bool write, void *base, std::size_t size, std::uint64_t dev_off,
+			  std::uint64_t buf_off, std::uint64_t user_data)
+{
+	if (!base)
+		return -EFAULT;
+	std::lock_guard lk(mu_);
+	if (workers_.empty())
+		for (unsigned i = 0; i < lib_.config().workers; ++i)
+			workers_.emplace_back([this] { worker(); });
+	std::int64_t id = next_id_++;
+	++outstanding_;
+	jobs_.push_back({id, write, static_cast<char *>(base) + buf_off, size, dev_off, user_data});
+	job_cv_.notify_one();
+	return id;
+}
+
+void File::worker()
+{
+	std::unique_lock lk(mu_);
+	for (;;) {
+		job_cv_.wait(lk, [&] { return stopping_ || !jobs_.empty(); });
+		if (jobs_.empty())
+			return;  // stopping, and nothing left to run
+		Job j = jobs_.front();
+		jobs_.pop_front();
+		lk.unlock();
+		Outcome o;
+		ssize_t r = io(j.write, j.buf, j.size, j.dev_off, o);
+		lk.lock();
+		done_.push_back({j.id, j.user_data, r, o.path, o.reason});
+		done_cv_.notify_all();
+	}
+}
+
+int File::poll(fxio_event *ev, int max, int timeout_ms)
+{
+	if (!ev || max <= 0)
+		return -EINVAL;
+	std::unique_lock lk(mu_);
+	// Nothing submitted and not yet collected: nothing to wait for.
+	auto ready = [&] { return !done_.empty() || outstanding_ == 0; };
+	if (timeout_ms < 0)
+		done_cv_.wait(lk, ready);
+	else
+		done_cv_.wait_for(lk, std::chrono::milliseconds(timeout_ms), ready);
+	int n = 0;
+	while (n < max && !done_.empty()) {
+		ev[n++] = done_.front();
+		done_.pop_front();
+		--outstanding_;
+	}
+	return n;
+}
+
+}  // namespace fxio

@@ -1,0 +1,145 @@
+// libfxio's core, in C++: the process-wide buffer registry (Library) and
+// one open disk (File) that picks a path per I/O, runs it, counts it and
+// remembers why. fxio.cpp is the C API over one global Library; the unit
+// tests build their own with a fake kernel, engines and disks.
+#pragma once
+
+#include "disk.hpp"
+#include "engine.hpp"
+#include "fxio.h"
+#include "peer_kernel.hpp"
+#include "pipeline.hpp"
+#include "pool.hpp"
+
+#include <array>
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace fxio {
+
+struct Registration {
+	const char *base = nullptr;
+	std::size_t len = 0;
+	unsigned kind = FXIO_BUF_HOST;
+	CopyEngine *engine = nullptr;       // for the staged path
+	std::optional<KernelRegistration> kernel;  // registered with the kernel
+	int reason = FXIO_REASON_NONE;      // why not direct (NONE: it can be)
+	std::string why;                    // the same, in words (kernel's reason)
+};
+
+struct Config {
+	std::size_t pool_slots = 8;
+	std::size_t slot_bytes = 1 << 20;
+	unsigned workers = 4;  // async submissions run on this many threads
+	// FXIO_POOL_SLOTS, FXIO_SLOT_KIB, FXIO_WORKERS override the defaults.
+	static Config from_env();
+};
+
+class Library {
+public:
+	using KernelOpener = std::function<std::unique_ptr<PeerKernel>(std::string &why)>;
+	using EngineLoader = std::function<std::unique_ptr<CopyEngine>(unsigned kind, std::string &why)>;
+	static std::unique_ptr<CopyEngine> load_engine(unsigned kind, std::string &why);
+
+	explicit Library(Config cfg = Config::from_env(), KernelOpener k = open_peer_kernel,
+			 EngineLoader e = load_engine);
+	~Library();
+
+	int buf_register(const void *base, std::size_t len, unsigned flags);
+	int buf_deregister(const void *base);
+	// The registration holding [p, p + n), if any (a copy).
+	std::optional<Registration> find(const char *p, std::size_t n);
+	std::size_t registrations();
+	CopyEngine *engine(unsigned kind, std::string &why);
+	// The control node, opened on first use; null and @why when unusable.
+	PeerKernel *kernel(std::string &why);
+	const Config &config() const { return cfg_; }
+
+private:
+	Config cfg_;
+	KernelOpener open_kernel_;
+	EngineLoader load_engine_;
+	std::mutex mu_;
+	std::unique_ptr<PeerKernel> kernel_;
+	std::string kernel_why_;
+	std::map<unsigned, std::unique_ptr<CopyEngine>> engines_;
+	std::map<const char *, Registration> regs_;  // by base
+};
+
+struct Outcome {
+	int path = FXIO_PATH_NONE;
+	int reason = FXIO_REASON_NONE;
+};
+
+class File {
+public:
+	File(Library &lib, std::unique_ptr<BlockDev> dev);
+	~File();
+	File(const File &) = delete;
+	File &operator=(const File &) = delete;
+
+	ssize_t read(void *base, std::size_t size, std::uint64_t dev_off, std::uint64_t buf_off,
+		     Outcome &o);
+	ssize_t write(const void *base, std::size_t size, std::uint64_t dev_off,
+		      std::uint64_t buf_off, Outcome &o);
+	std::int64_t submit(bool write, void *base, std::size_t size, std::uint64_t dev_off,
+			    std::uint64_t buf_off, std::uint64_t user_data);
+	int poll(fxio_event *ev, int max, int timeout_ms);
+
+	Outcome last();
+	fxio_stats stats();
+	BouncePool *pool();  // created on first staged I/O; null if mmap failed
+	BlockDev &dev() { return *dev_; }
+
+private:
+	struct Lane;  // one copy stream per engine, used by one I/O at a time
+	struct Job {
+		std::int64_t id;
+		bool write;
+		char *buf;
+		std::size_t size;
+		std::uint64_t dev_off;
+		std::uint64_t user_data;
+	};
+
+	ssize_t io(bool write, char *buf, std::size_t size, std::uint64_t dev_off, Outcome &o);
+	ssize_t run_staged(bool write, char *buf, std::size_t size, std::uint64_t dev_off,
+			   CopyEngine *engine);
+	ssize_t run_direct(bool write, const Registration &reg, char *buf, std::size_t size,
+			   std::uint64_t dev_off);
+	ssize_t run_plain(bool write, char *buf, std::size_t size, std::uint64_t dev_off);
+	bool aligned(const char *buf, std::size_t size, std::uint64_t dev_off) const;
+	void account(const Outcome &o, ssize_t r, std::size_t size);
+	std::unique_ptr<Lane> take_lane();
+	void give_lane(std::unique_ptr<Lane> l);
+	void worker();
+
+	Library &lib_;
+	std::unique_ptr<BlockDev> dev_;
+	std::mutex mu_;  // everything below
+	std::unique_ptr<BouncePool> pool_;
+	bool pool_failed_ = false;
+	std::vector<std::unique_ptr<Lane>> lanes_;
+	Outcome last_;
+	fxio_stats st_{};
+
+	// async
+	std::condition_variable job_cv_, done_cv_;
+	std::deque<Job> jobs_;
+	std::deque<fxio_event> done_;
+	std::vector<std::thread> workers_;
+	std::int64_t next_id_ = 0;
+	std::size_t outstanding_ = 0;  // submitted, not yet returned by poll
+	bool stopping_ = false;
+};
+
+}  // namespace fxio

@@ -1,0 +1,639 @@
+// libfxio: the staged pipeline against a fake engine that completes copies
+// out of order and late, byte for byte over unaligned ranges that cross
+// slots and exceed the pool; error injection (short read, engine error,
+// write error) with no slot or copy left behind; path choice (direct,
+// staged, posix) with a fake kernel; async submit/poll; the C API on a
+// file.
+#include <doctest/doctest.h>
+
+#include "fxio.h"
+#include "library.hpp"
+#include "pipeline.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <condition_variable>
+#include <cstring>
+#include <fcntl.h>
+#include <map>
+#include <mutex>
+#include <random>
+#include <set>
+#include <thread>
+#include <unistd.h>
+
+using namespace fxio;
+
+namespace {
+
+// ---- fakes ------------------------------------------------------------------
+
+// A disk in memory that enforces O_DIRECT's alignment (EINVAL otherwise),
+// with a little latency so copies overlap it, and injectable faults.
+class MemDev final : public BlockDev {
+public:
+	MemDev(std::size_t size, std::uint32_t bs) : data(size), bs_(bs)
+	{
+		for (std::size_t i = 0; i < size; ++i)
+			data[i] = static_cast<char>(i * 31 + (i >> 11));
+	}
+	ssize_t pread(void *buf, std::size_t n, std::uint64_t off) override
+	{
+		if (int e = check(buf, n, off))
+			return e;
+		++reads;
+		if (read_error && reads == read_error)
+			return -EIO;
+		std::size_t m = std::min<std::size_t>(n, data.size() - off);
+		if (short_read_at && off <= short_read_at && short_read_at < off + m)
+			m = short_read_at - off;  // the disk "ends" early
+		std::memcpy(buf, data.data() + off, m);
+		return static_cast<ssize_t>(m);
+	}
+	ssize_t pwrite(const void *buf, std::size_t n, std::uint64_t off) override
+	{
+		if (int e = check(buf, n, off))
+			return e;
+		++writes;
+		if (write_error && writes == write_error)
+			return -ENOSPC;
+		std::memcpy(data.data() + off, buf, n);
+		return static_cast<ssize_t>(n);
+	}
+	std::uint64_t size() const override { return data.size(); }
+	std::uint32_t block_size() const override { return bs_; }
+	int fd() const override { return fake_fd; }
+
+	std::vector<char> data;
+	std::uint64_t short_read_at = 0;
+	int read_error = 0, write_error = 0;  // fail the Nth call
+	int fake_fd = -1;
+	std::atomic<int> reads{0}, writes{0};
+	std::chrono::microseconds latency{200};
+
+private:
+	int check(const void *buf, std::size_t n, std::uint64_t off)
+	{
+		std::this_thread::sleep_for(latency);
+		if (reinterpret_cast<std::uintptr_t>(buf) % bs_ || n % bs_ || off % bs_)
+			return -EINVAL;  // as O_DIRECT
+		if (off > data.size())
+			return -EINVAL;
+		return 0;
+	}
+	std::uint32_t bs_;
+};
+
+// A copy engine that runs each copy on its own timer: completions come
+// back out of order, after 0.1-2 ms. Copy number fail_nth fails with EIO.
+struct FakeEngineState {
+	std::atomic<int> streams{0}, submitted{0}, max_pending{0};
+	int fail_nth = 0;
+	bool lose_completions = false;  // never completes anything (a broken engine)
+};
+
+class FakeStream final : public CopyStream {
+public:
+	explicit FakeStream(FakeEngineState &st) : st_(st) { ++st_.streams; }
+	~FakeStream() override
+	{
+		for (auto &t : timers_)
+			t.join();
+		--st_.streams;
+	}
+	int submit(std::uint64_t tag, void *dst, const void *src, std::size_t n, CopyDir) override
+	{
+		int nth = ++st_.submitted;
+		std::lock_guard lk(mu_);
+		++pending_;
+		st_.max_pending = std::max(st_.max_pending.load(), pending_);
+		if (st_.lose_completions)
+			return 0;
+		std::uniform_int_distribution<int> d(100, 2000);
+		auto delay = std::chrono::microseconds(d(rng_));
+		bool fail = nth == st_.fail_nth;
+		timers_.emplace_back([=, this] {
+			std::this_thread::sleep_for(delay);
+			if (!fail)
+				std::memcpy(dst, src, n);
+			std::lock_guard lk2(mu_);
+			done_.push_back({tag, fail ? -EIO : 0});
+			cv_.notify_all();
+		});
+		return 0;
+	}
+	int reap(std::vector<CopyDone> &out, bool block) override
+	{
+		std::unique_lock lk(mu_);
+		if (block && pending_)
+			cv_.wait_for(lk, std::chrono::seconds(2), [&] { return !done_.empty(); });
+		pending_ -= static_cast<int>(done_.size());
+		out.insert(out.end(), done_.begin(), done_.end());
+		done_.clear();
+		return 0;
+	}
+
+private:
+	FakeEngineState &st_;
+	std::mutex mu_;
+	std::condition_variable cv_;
+	std::vector<CopyDone> done_;
+	std::vector<std::thread> timers_;
+	int pending_ = 0;
+	std::mt19937 rng_{1234};
+};
+
+class FakeEngine final : public CopyEngine {
+public:
+	explicit FakeEngine(FakeEngineState &st) : st_(st) {}
+	const char *name() const override { return "fake"; }
+	std::unique_ptr<CopyStream> stream() override { return std::make_unique<FakeStream>(st_); }
+
+private:
+	FakeEngineState &st_;
+};
+
+// The control node: registrations with configurable capability, RW that
+// moves data on the MemDev (or fails with rw_error).
+struct FakeKernelState {
+	bool direct = true;
+	int register_error = 0, rw_error = 0;
+	MemDev *dev = nullptr;
+	std::map<std::uint64_t, std::uint64_t> handles;  // handle -> base
+	std::uint64_t next = 1;
+	int rws = 0;
+};
+
+class FakeKernel final : public PeerKernel {
+public:
+	explicit FakeKernel(FakeKernelState &st) : st_(st) {}
+	int providers(std::vector<KernelProvider> &out) override
+	{
+		out.push_back({"host", true, true, "", 0, st_.handles.size()});
+		return 0;
+	}
+	int register_buffer(const void *addr, std::uint64_t, bool device, KernelRegistration &out,
+			    std::string &why) override
+	{
+		if (st_.register_error) {
+			why = "fake refusal";
+			return st_.register_error;
+		}
+		out.handle = st_.next++;
+		out.base = reinterpret_cast<std::uint64_t>(addr);
+		out.provider = device ? "rocm" : "host";
+		out.struct_page = st_.direct;
+		out.direct = st_.direct;
+		out.reason = st_.direct ? "" : "rocm: amd_rdma gives DMA addresses only";
+		st_.handles[out.handle] = out.base;
+		return 0;
+	}
+	int deregister(std::uint64_t h) override { return st_.handles.erase(h) ? 0 : -ENOENT; }
+	int rw(std::uint64_t h, bool write, int, std::uint64_t buf_off, std::uint64_t dev_off,
+	       std::uint64_t len) override
+	{
+		++st_.rws;
+		if (st_.rw_error)
+			return st_.rw_error;
+		auto it = st_.handles.find(h);
+		if (it == st_.handles.end())
+			return -ENOENT;
+		char *p = reinterpret_cast<char *>(it->second) + buf_off;
+		ssize_t r = write ? st_.dev->pwrite(p, len, dev_off) : st_.dev->pread(p, len, dev_off);
+		return r < 0 ? static_cast<int>(r) : 0;
+	}
+	int abi() const override { return 1; }
+
+private:
+	FakeKernelState &st_;
+};
+
+// A buffer aligned to 4 KiB (and so never to more than the test asks).
+struct Buffer {
+	explicit Buffer(std::size_t n)
+		: p(static_cast<char *>(std::aligned_alloc(4096, (n + 8191) / 4096 * 4096)))
+	{
+		std::memset(p, 0x5a, n + 4096);
+	}
+	~Buffer() { std::free(p); }
+	Buffer(const Buffer &) = delete;
+	Buffer &operator=(const Buffer &) = delete;
+	char *p;
+};
+
+// The ranges the pipeline must get right (pool: 4 slots of 8 KiB).
+struct Range {
+	std::uint64_t dev_off;
+	std::size_t size;
+};
+const Range ranges[] = {
+	{0, 512},              // one block
+	{0, 8192},             // one slot exactly
+	{100, 1},              // one byte inside a block
+	{511, 2},              // straddles two blocks
+	{4095, 8194},          // unaligned, three slots
+	{8192 - 7, 40000},     // crosses many slots, larger than the pool (32 KiB)
+	{12345, 100000},       // unaligned both ends, 3x the pool
+	{3 * 8192, 8192 * 9},  // aligned, larger than the pool
+	{1 << 20, 513},        // far out
+};
+
+struct Rig {
+	Rig(std::uint32_t bs = 512) : dev(2 << 20, bs), pool(4, 8192), engine(st) {}
+	MemDev dev;
+	BouncePool pool;
+	FakeEngineState st;
+	FakeEngine engine;
+};
+
+}  // namespace
+
+// ---- the pipeline ------------------------------------------------------------
+
+TEST_CASE("staged read: out-of-order copies, unaligned ranges, byte for byte, overlap")
+{
+	Rig r;
+	auto s = r.engine.stream();
+	PipeCounters c;
+	for (const Range &rg : ranges) {
+		CAPTURE(rg.dev_off);
+		CAPTURE(rg.size);
+		Buffer b(rg.size + 3);
+		char *dst = b.p + 3;  // the user buffer need not be aligned either
+		StagedIo io{r.dev, r.pool, *s, dst, rg.size, rg.dev_off};
+		REQUIRE(staged_read(io, c) == static_cast<ssize_t>(rg.size));
+		CHECK(std::memcmp(dst, r.dev.data.data() + rg.dev_off, rg.size) == 0);
+		CHECK(b.p[0] == 0x5a);  // nothing written before the range
+		CHECK(dst[rg.size] == 0x5a);  // nor after it
+		CHECK(r.pool.free_slots() == r.pool.slots());
+	}
+	CHECK(c.overlapped > 0);  // reads ran while copies did
+	CHECK(r.st.max_pending.load() > 1);
+}
+
+TEST_CASE("staged write: read-modify-write of partial blocks, neighbours untouched")
+{
+	Rig r;
+	auto s = r.engine.stream();
+	PipeCounters c;
+	for (const Range &rg : ranges) {
+		CAPTURE(rg.dev_off);
+		CAPTURE(rg.size);
+		std::vector<char> before = r.dev.data;
+		Buffer b(rg.size + 1);
+		char *src = b.p + 1;
+		for (std::size_t i = 0; i < rg.size; ++i)
+			src[i] = static_cast<char>(i * 7 + rg.size);
+		StagedIo io{r.dev, r.pool, *s, src, rg.size, rg.dev_off};
+		REQUIRE(staged_write(io, c) == static_cast<ssize_t>(rg.size));
+		CHECK(std::memcmp(r.dev.data.data() + rg.dev_off, src, rg.size) == 0);
+		CHECK(std::equal(before.begin(), before.begin() + rg.dev_off, r.dev.data.begin()));
+		CHECK(std::equal(before.begin() + rg.dev_off + rg.size, before.end(),
+				 r.dev.data.begin() + rg.dev_off + rg.size));
+		CHECK(r.pool.free_slots() == r.pool.slots());
+	}
+	CHECK(c.overlapped > 0);  // writes ran while later copies did
+}
+
+TEST_CASE("staged path on 4 KiB blocks")
+{
+	Rig r(4096);
+	auto s = r.engine.stream();
+	PipeCounters c;
+	Buffer b(70000);
+	StagedIo w{r.dev, r.pool, *s, b.p, 70000, 4096 * 3 + 17};
+	for (int i = 0; i < 70000; ++i)
+		b.p[i] = static_cast<char>(i ^ 0x33);
+	REQUIRE(staged_write(w, c) == 70000);
+	Buffer back(70000);
+	StagedIo rd{r.dev, r.pool, *s, back.p, 70000, 4096 * 3 + 17};
+	REQUIRE(staged_read(rd, c) == 70000);
+	CHECK(std::memcmp(back.p, b.p, 70000) == 0);
+}
+
+TEST_CASE("errors: short read, engine error, write error give -errno and leak nothing")
+{
+	SUBCASE("short read in the middle of a long read")
+	{
+		Rig r;
+		r.dev.short_read_at = 40000;
+		auto s = r.engine.stream();
+		PipeCounters c;
+		Buffer b(100000);
+		StagedIo io{r.dev, r.pool, *s, b.p, 100000, 1000};
+		CHECK(staged_read(io, c) == -EIO);
+		CHECK(r.pool.free_slots() == r.pool.slots());
+	}
+	SUBCASE("the disk fails the third read")
+	{
+		Rig r;
+		r.dev.read_error = 3;
+		auto s = r.engine.stream();
+		PipeCounters c;
+		Buffer b(100000);
+		StagedIo io{r.dev, r.pool, *s, b.p, 100000, 0};
+		CHECK(staged_read(io, c) == -EIO);
+		CHECK(r.pool.free_slots() == r.pool.slots());
+	}
+	SUBCASE("the engine fails the second copy of a read")
+	{
+		Rig r;
+		r.st.fail_nth = 2;
+		auto s = r.engine.stream();
+		PipeCounters c;
+		Buffer b(100000);
+		StagedIo io{r.dev, r.pool, *s, b.p, 100000, 77};
+		CHECK(staged_read(io, c) == -EIO);
+		CHECK(r.pool.free_slots() == r.pool.slots());
+		// nothing started after the failure was seen but what was in flight
+		CHECK(r.st.submitted.load() < 13);
+	}
+	SUBCASE("the engine fails a copy of a write: nothing of it reaches the disk")
+	{
+		Rig r;
+		r.st.fail_nth = 1;
+		auto s = r.engine.stream();
+		PipeCounters c;
+		Buffer b(8192);
+		std::memset(b.p, 0x11, 8192);
+		std::vector<char> before = r.dev.data;
+		StagedIo io{r.dev, r.pool, *s, b.p, 8192, 0};
+		CHECK(staged_write(io, c) == -EIO);
+		CHECK(r.dev.data == before);
+		CHECK(r.pool.free_slots() == r.pool.slots());
+	}
+	SUBCASE("the disk fails a write")
+	{
+		Rig r;
+		r.dev.write_error = 2;
+		auto s = r.engine.stream();
+		PipeCounters c;
+		Buffer b(60000);
+		StagedIo io{r.dev, r.pool, *s, b.p, 60000, 0};
+		CHECK(staged_write(io, c) == -ENOSPC);
+		CHECK(r.pool.free_slots() == r.pool.slots());
+	}
+	SUBCASE("an engine that never completes: -EIO, not a hang")
+	{
+		Rig r;
+		r.st.lose_completions = true;
+		auto s = r.engine.stream();
+		PipeCounters c;
+		Buffer b(20000);
+		StagedIo io{r.dev, r.pool, *s, b.p, 20000, 0};
+		CHECK(staged_read(io, c) == -EIO);
+	}
+}
+
+TEST_CASE("the host engine: real overlap of memcpy with the disk")
+{
+	MemDev dev(4 << 20, 512);
+	dev.latency = std::chrono::microseconds(500);
+	BouncePool pool(4, 64 << 10);
+	auto e = make_host_engine();
+	auto s = e->stream();
+	PipeCounters c;
+	Buffer b(1 << 20);
+	StagedIo io{dev, pool, *s, b.p, 1 << 20, 4096};
+	REQUIRE(staged_read(io, c) == 1 << 20);
+	CHECK(std::memcmp(b.p, dev.data.data() + 4096, 1 << 20) == 0);
+	CHECK(c.chunks == 16);
+	CHECK(pool.free_slots() == 4);
+}
+
+// ---- paths through Library/File --------------------------------------------
+
+namespace {
+
+struct LibRig {
+	explicit LibRig(bool with_kernel = true)
+		: lib(Config{4, 8192, 3},
+		      [this, with_kernel](std::string &why) -> std::unique_ptr<PeerKernel> {
+			      if (!with_kernel) {
+				      why = "/dev/fxblk-peer absent (test)";
+				      return nullptr;
+			      }
+			      return std::make_unique<FakeKernel>(k);
+		      },
+		      [this](unsigned kind, std::string &why) -> std::unique_ptr<CopyEngine> {
+			      if (kind == FXIO_BUF_ACL) {
+				      why = "libascendcl.so not loadable (test)";
+				      return nullptr;
+			      }
+			      return std::make_unique<FakeEngine>(st);
+		      })
+	{
+		auto d = std::make_unique<MemDev>(2 << 20, 512);
+		dev = d.get();
+		k.dev = dev;
+		file = std::make_unique<File>(lib, std::move(d));
+	}
+	FakeKernelState k;
+	FakeEngineState st;
+	Library lib;
+	MemDev *dev;
+	std::unique_ptr<File> file;
+};
+
+}  // namespace
+
+TEST_CASE("posix path: a buffer never registered works, aligned or not")
+{
+	LibRig r(false);
+	Buffer b(65536);
+	Outcome o;
+	CHECK(r.file->read(b.p, 65536, 8192, 0, o) == 65536);
+	CHECK(o.path == FXIO_PATH_POSIX);
+	CHECK(o.reason == FXIO_REASON_NOT_REGISTERED);
+	CHECK(std::memcmp(b.p, r.dev->data.data() + 8192, 65536) == 0);
+	CHECK(r.st.submitted.load() == 0);  // plain O_DIRECT: no copy at all
+
+	CHECK(r.file->read(b.p, 1000, 77, 5, o) == 1000);  // unaligned: bounced
+	CHECK(o.path == FXIO_PATH_POSIX);
+	CHECK(std::memcmp(b.p + 5, r.dev->data.data() + 77, 1000) == 0);
+
+	std::memset(b.p, 0x42, 3000);
+	CHECK(r.file->write(b.p, 3000, 1001, 0, o) == 3000);
+	CHECK(std::all_of(r.dev->data.begin() + 1001, r.dev->data.begin() + 4001,
+			  [](char ch) { return ch == 0x42; }));
+	fxio_stats st = r.file->stats();
+	CHECK(st.ios[FXIO_PATH_POSIX] == 3);
+	CHECK(st.bytes[FXIO_PATH_POSIX] == 65536 + 1000 + 3000);
+	CHECK(st.fallbacks[FXIO_REASON_NOT_REGISTERED] == 3);
+
+	// reads past the end are short, as pread; writes are refused
+	CHECK(r.file->read(b.p, 4096, (2 << 20) - 512, 0, o) == 512);
+	CHECK(r.file->read(b.p, 4096, 2 << 20, 0, o) == 0);
+	CHECK(r.file->write(b.p, 4096, (2 << 20) - 512, 0, o) == -ENOSPC);
+}
+
+TEST_CASE("direct path with a fake kernel: RW on the registered pages")
+{
+	LibRig r;
+	r.dev->fake_fd = 100;  // an "fxblk disk" for the fake kernel's RW
+	Buffer b(65536);
+	REQUIRE(r.lib.buf_register(b.p, 65536, FXIO_BUF_HOST) == 0);
+	Outcome o;
+	CHECK(r.file->read(b.p, 16384, 4096, 8192, o) == 16384);
+	CHECK(o.path == FXIO_PATH_DIRECT);
+	CHECK(o.reason == FXIO_REASON_NONE);
+	CHECK(r.k.rws == 1);
+	CHECK(r.st.submitted.load() == 0);  // zero CPU copies
+	CHECK(std::memcmp(b.p + 8192, r.dev->data.data() + 4096, 16384) == 0);
+
+	SUBCASE("unaligned I/O on a direct-capable buffer is staged, saying why")
+	{
+		CHECK(r.file->read(b.p, 100, 3, 1, o) == 100);
+		CHECK(o.path == FXIO_PATH_STAGED);
+		CHECK(o.reason == FXIO_REASON_UNALIGNED);
+		CHECK(std::memcmp(b.p + 1, r.dev->data.data() + 3, 100) == 0);
+	}
+	SUBCASE("the disk refuses the pages (EREMOTEIO): staged instead, counted")
+	{
+		r.k.rw_error = -EREMOTEIO;
+		std::memset(b.p, 0, 65536);
+		CHECK(r.file->read(b.p, 16384, 4096, 0, o) == 16384);
+		CHECK(o.path == FXIO_PATH_STAGED);
+		CHECK(o.reason == FXIO_REASON_P2PDMA_REFUSED);
+		CHECK(std::memcmp(b.p, r.dev->data.data() + 4096, 16384) == 0);
+		CHECK(r.file->stats().fallbacks[FXIO_REASON_P2PDMA_REFUSED] == 1);
+	}
+	SUBCASE("another RW error is the I/O's error")
+	{
+		r.k.rw_error = -ENXIO;  // revoked
+		CHECK(r.file->read(b.p, 4096, 0, 0, o) == -ENXIO);
+		CHECK(r.file->stats().errors == 1);
+	}
+	SUBCASE("not an fxblk disk: the same buffer through O_DIRECT")
+	{
+		r.dev->fake_fd = -1;
+		CHECK(r.file->write(b.p, 4096, 0, 0, o) == 4096);
+		CHECK(o.path == FXIO_PATH_DIRECT);
+		CHECK(r.k.rws == 1);
+	}
+	CHECK(r.lib.buf_deregister(b.p) == 0);
+	CHECK(r.lib.buf_deregister(b.p) == -ENOENT);
+	CHECK(r.k.handles.empty());
+}
+
+TEST_CASE("device memory: DMA-address-only is staged with the kernel's reason")
+{
+	LibRig r;
+	r.k.direct = false;
+	Buffer b(100000);
+	REQUIRE(r.lib.buf_register(b.p, 100000, FXIO_BUF_HIP) == 0);
+	Outcome o;
+	CHECK(r.file->read(b.p, 100000, 512, 0, o) == 100000);
+	CHECK(o.path == FXIO_PATH_STAGED);
+	CHECK(o.reason == FXIO_REASON_NO_STRUCT_PAGE);
+	CHECK(std::memcmp(b.p, r.dev->data.data() + 512, 100000) == 0);
+	CHECK(r.file->stats().overlapped_slots > 0);
+	auto reg = r.lib.find(b.p + 10, 10);
+	REQUIRE(reg);
+	CHECK(reg->why.find("DMA addresses only") != std::string::npos);
+	CHECK_FALSE(r.lib.find(b.p + 99995, 10));  // runs past the registration
+}
+
+TEST_CASE("registration: no kernel, refusals, overlaps, missing engine")
+{
+	LibRig r(false);
+	Buffer b(8192);
+	REQUIRE(r.lib.buf_register(b.p, 8192, FXIO_BUF_HOST) == 0);
+	CHECK(r.lib.buf_register(b.p + 4096, 100, FXIO_BUF_HOST) == -EEXIST);
+	auto reg = r.lib.find(b.p, 8192);
+	REQUIRE(reg);
+	CHECK(reg->reason == FXIO_REASON_NO_CONTROL_NODE);
+	CHECK(reg->why == "/dev/fxblk-peer absent (test)");
+	Outcome o;
+	CHECK(r.file->read(b.p, 8192, 0, 0, o) == 8192);
+	CHECK(o.path == FXIO_PATH_POSIX);  // host memory without the kernel
+	CHECK(o.reason == FXIO_REASON_NO_CONTROL_NODE);
+	CHECK(r.lib.buf_register(b.p + 8192, 10, FXIO_BUF_ACL) == -ENODEV);
+	CHECK(r.lib.buf_register(nullptr, 10, 0) == -EINVAL);
+	CHECK(r.lib.buf_register(b.p + 8192, 10, 0x80) == -EINVAL);
+
+	LibRig k;
+	k.k.register_error = -ENOMEM;
+	REQUIRE(k.lib.buf_register(b.p, 8192, FXIO_BUF_HIP) == 0);
+	reg = k.lib.find(b.p, 1);
+	CHECK(reg->reason == FXIO_REASON_KERNEL_REFUSED);
+	CHECK(reg->why.find("fake refusal") != std::string::npos);
+}
+
+TEST_CASE("async: submit many, poll them all, in any order")
+{
+	LibRig r;
+	r.k.direct = false;
+	Buffer b(32 * 5000);
+	REQUIRE(r.lib.buf_register(b.p, 32 * 5000, FXIO_BUF_HIP) == 0);
+	std::set<std::int64_t> ids;
+	for (int i = 0; i < 32; ++i) {
+		auto id = r.file->submit(false, b.p, 5000, 1000u * i + 3, 5000u * i, 1000 + i);
+		REQUIRE(id >= 0);
+		ids.insert(id);
+	}
+	CHECK(ids.size() == 32);
+	std::set<std::uint64_t> seen;
+	fxio_event ev[8];
+	while (seen.size() < 32) {
+		int n = r.file->poll(ev, 8, 5000);
+		REQUIRE(n > 0);
+		for (int i = 0; i < n; ++i) {
+			CHECK(ev[i].result == 5000);
+			CHECK(ev[i].path == FXIO_PATH_STAGED);
+			seen.insert(ev[i].user_data);
+		}
+	}
+	for (int i = 0; i < 32; ++i)
+		CHECK(std::memcmp(b.p + 5000 * i, r.dev->data.data() + 1000 * i + 3, 5000) == 0);
+	CHECK(r.file->poll(ev, 8, -1) == 0);  // nothing outstanding: no wait
+	CHECK(r.file->poll(ev, 0, 0) == -EINVAL);
+}
+
+// ---- the C API on a real file (O_DIRECT on the build tree's file system) --------
+
+TEST_CASE("C API: open a file, write and read back, path and stats")
+{
+	char path[] = "fxio-test-XXXXXX";
+	int fd = mkstemp(path);
+	REQUIRE(fd >= 0);
+	REQUIRE(ftruncate(fd, 1 << 20) == 0);
+	close(fd);
+	fxio_handle_t h = nullptr;
+	int r = fxio_open(path, O_RDWR, &h);
+	if (r == -EINVAL) {
+		unlink(path);
+		MESSAGE("SKIP: the file system of the build tree has no O_DIRECT");
+		return;
+	}
+	REQUIRE(r == 0);
+	CHECK(std::string(fxio_last_path(h)) == "none");
+	Buffer w(20000), rd(20000);
+	for (int i = 0; i < 20000; ++i)
+		w.p[i] = static_cast<char>(i * 13);
+	CHECK(fxio_write(h, w.p, 20000, 999, 0) == 20000);
+	CHECK(std::string(fxio_last_path(h)) == "posix");
+	CHECK(fxio_read(h, rd.p, 20000, 999, 0) == 20000);
+	CHECK(std::memcmp(w.p, rd.p, 20000) == 0);
+	REQUIRE(fxio_buf_register(rd.p, 20000, FXIO_BUF_EMULATED) == 0);
+	std::memset(rd.p, 0, 20000);
+	CHECK(fxio_read(h, rd.p, 16384, 4096, 0) == 16384);
+	CHECK(std::string(fxio_last_path(h)) == "staged");
+	CHECK(std::string(fxio_last_reason(h)) == "emulated device memory");
+	CHECK(std::memcmp(w.p + 4096 - 999, rd.p, 16384) == 0);
+	fxio_stats st{};
+	CHECK(fxio_get_stats(h, &st) == 0);
+	CHECK(st.ios[FXIO_PATH_POSIX] == 2);
+	CHECK(st.ios[FXIO_PATH_STAGED] == 1);
+	CHECK(st.pool_slots >= 2);
+	CHECK(fxio_buf_deregister(rd.p) == 0);
+	CHECK(fxio_buf_deregister(rd.p) == -ENOENT);
+	CHECK(fxio_read(nullptr, rd.p, 1, 0, 0) == -EBADF);
+	CHECK(fxio_read(h, rd.p, 1, -1, 0) == -EINVAL);
+	CHECK(fxio_close(h) == 0);
+	CHECK(fxio_open("/nonexistent/fx0", O_RDONLY, &h) == -ENOENT);
+	CHECK(fxio_open(path, O_RDONLY | O_TRUNC, &h) == -EINVAL);
+	unlink(path);
+}

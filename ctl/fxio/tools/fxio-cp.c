@@ -1,0 +1,83 @@
+/*
+ * fxio-cp: move one byte range between a disk and a file through libfxio,
+ * for the lab's data checks (tests/lab/tests/41-fxio.sh):
+ *
+ *   fxio-cp read|write unreg|host|emulated DEVICE DEV_OFF LEN FILE [BUF_OFF]
+ *
+ * read: DEVICE[DEV_OFF, +LEN) -> FILE; write: FILE (LEN bytes) ->
+ * DEVICE[DEV_OFF, +LEN). The user buffer is page aligned + BUF_OFF; unreg
+ * leaves it unregistered (compat mode), host registers it as host memory,
+ * emulated as device memory copied by the host engine (the staged path).
+ * Prints "path=P reason=R overlapped=N" on stdout.
+ */
+#define _GNU_SOURCE
+#include <fxio.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static int die(const char *what, long err)
+{
+	fprintf(stderr, "fxio-cp: %s: %s\n", what, strerror((int)-err));
+	return 1;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 7 || argc > 8) {
+		fprintf(stderr, "usage: fxio-cp read|write unreg|host|emulated DEVICE DEV_OFF LEN "
+			"FILE [BUF_OFF]\n");
+		return 2;
+	}
+	int wr = !strcmp(argv[1], "write");
+	if (!wr && strcmp(argv[1], "read"))
+		return die(argv[1], -EINVAL);
+	const char *mode = argv[2];
+	off_t dev_off = (off_t)strtoll(argv[4], NULL, 0);
+	size_t len = (size_t)strtoull(argv[5], NULL, 0);
+	off_t buf_off = argc == 8 ? (off_t)strtoll(argv[7], NULL, 0) : 0;
+	size_t cap = ((size_t)buf_off + len + 4095) / 4096 * 4096;
+	char *buf = aligned_alloc(4096, cap ? cap : 4096);
+	if (!buf)
+		return die("buffer", -ENOMEM);
+	memset(buf, 0, cap);
+
+	int f = open(argv[6], wr ? O_RDONLY : O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	if (f < 0)
+		return die(argv[6], -errno);
+	if (wr && read(f, buf + buf_off, len) != (ssize_t)len)
+		return die("short input file", -EIO);
+
+	fxio_handle_t h;
+	int r = fxio_open(argv[3], wr ? O_RDWR : O_RDONLY, &h);
+	if (r)
+		return die(argv[3], r);
+	if (strcmp(mode, "unreg")) {
+		unsigned flags = !strcmp(mode, "host") ? FXIO_BUF_HOST :
+				 !strcmp(mode, "emulated") ? FXIO_BUF_EMULATED : 0xff;
+		r = fxio_buf_register(buf, cap, flags);
+		if (r)
+			return die("fxio_buf_register", r);
+	}
+	ssize_t n = wr ? fxio_write(h, buf, len, dev_off, buf_off)
+		       : fxio_read(h, buf, len, dev_off, buf_off);
+	if (n != (ssize_t)len)
+		return die(wr ? "fxio_write" : "fxio_read", n < 0 ? n : -EIO);
+	if (!wr && write(f, buf + buf_off, len) != (ssize_t)len)
+		return die(argv[6], -EIO);
+	struct fxio_stats st;
+	fxio_get_stats(h, &st);
+	printf("path=%s reason=\"%s\" overlapped=%" PRIu64 " chunks=%" PRIu64 "\n",
+	       fxio_last_path(h), fxio_last_reason(h), st.overlapped_slots, st.staged_chunks);
+	if (strcmp(mode, "unreg"))
+		fxio_buf_deregister(buf);
+	fxio_close(h);
+	close(f);
+	free(buf);
+	return 0;
+}

@@ -1,0 +1,63 @@
+// fxctl peer: GPU peer memory. "status" answers which path an I/O from
+// host, ROCm or Ascend memory takes and why not direct (as gdscheck -p);
+// "bench" measures posix, staged and direct reads on a volume (as gdsio).
+// Facts come from libfxio (the control node's providers, the copy engines'
+// runtimes) and from the module (volumes), collected once; the document
+// and its text are pure functions of them.
+#pragma once
+
+#include "engine.hpp"
+#include "peer_kernel.hpp"
+#include "render.hpp"
+
+#include <boost/program_options.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace fxctl {
+
+struct Env;
+
+struct PeerVolume {
+	std::string name, disk;
+	std::optional<bool> p2pdma;  // absent: not visible from user space
+};
+
+struct PeerFacts {
+	std::string node;           // /dev/fxblk-peer
+	bool node_usable = false;
+	std::string node_reason;    // why not usable
+	std::vector<fxio::KernelProvider> providers;
+	std::vector<fxio::EngineInfo> engines;
+	std::optional<std::vector<PeerVolume>> volumes;  // absent: fxblk not loaded
+};
+
+PeerFacts collect_peer_facts(Env &env);
+
+// "peer status" -o json: schema_version, control_node {path, usable,
+// reason}, providers [{name, present, direct, reason, pinned_bytes,
+// registrations}], engines [{name, library, present, reason}], volumes
+// [{name, disk, p2pdma (null: not visible)}] or null, paths [{memory
+// (host, rocm, ascend), path (direct, staged, posix, unavailable), reason}].
+json peer_status_doc(const PeerFacts &f);
+std::string text_peer_status(const json &doc);
+
+struct BenchResult {
+	std::string path;  // posix, staged, direct
+	bool ran = false;
+	std::string reason;  // why it did not run, or why not direct
+	std::uint64_t bytes = 0, ios = 0, overlapped_slots = 0;
+	double seconds = 0;
+};
+json peer_bench_doc(const std::string &device, std::uint64_t block, unsigned depth,
+		    const std::vector<BenchResult> &r);
+std::string text_peer_bench(const json &doc);
+
+namespace po = boost::program_options;
+struct Ctx;
+void peer_options(po::options_description &, po::options_description &,
+		  po::positional_options_description &);
+int cmd_peer(Ctx &ctx);
+
+}  // namespace fxctl

@@ -1,0 +1,125 @@
+// fxctl peer: status verdicts over fake facts (text and JSON from one
+// document), and bench through libfxio on a file.
+#include <doctest/doctest.h>
+
+#include "fakes.hpp"
+
+#include <cstdlib>
+#include <nlohmann/json.hpp>
+#include <unistd.h>
+
+using namespace fxtest;
+
+namespace {
+
+PeerFacts no_kernel()
+{
+	PeerFacts f;
+	f.node = "/dev/fxblk-peer";
+	f.node_reason = "/dev/fxblk-peer absent (fxblk not loaded, or built without peer memory)";
+	f.engines = {{"host", "", true, -1, ""},
+		     {"hip", "libamdhip64.so", false, -1, "libamdhip64.so not loadable: no file"},
+		     {"acl", "libascendcl.so", false, -1, "libascendcl.so not loadable: no file"}};
+	return f;
+}
+
+PeerFacts rocm_host()
+{
+	PeerFacts f = no_kernel();
+	f.node_usable = true;
+	f.node_reason.clear();
+	f.providers = {{"host", true, true, "", 1 << 20, 1},
+		       {"rocm", true, false, "amd_rdma v2 gives DMA addresses only", 0, 0},
+		       {"ascend", false, false, "hal_kernel_p2p_get_pages not exported", 0, 0},
+		       {"dmabuf", true, false, "dma-buf attachments have no struct page", 0, 0}};
+	f.engines[1] = {"hip", "libamdhip64.so", true, 2, ""};
+	f.volumes = std::vector<PeerVolume>{{"kv", "fx0", std::nullopt}};
+	return f;
+}
+
+}  // namespace
+
+TEST_CASE("peer status without the control node: posix for host, no engine for GPUs")
+{
+	Harness h;
+	PeerFacts f = no_kernel();
+	h.peer_facts = [&](Env &) { return f; };
+	CHECK(h.run({"-o", "json", "peer", "status"}) == 0);
+	auto doc = nlohmann::json::parse(h.out.str());
+	CHECK(doc["control_node"]["usable"] == false);
+	CHECK(doc["volumes"].is_null());
+	CHECK(doc["paths"][0]["memory"] == "host");
+	CHECK(doc["paths"][0]["path"] == "posix");
+	CHECK(doc["paths"][0]["reason"] == f.node_reason);
+	CHECK(doc["paths"][1]["path"] == "unavailable");
+	CHECK(doc["paths"][1]["reason"] == "libamdhip64.so not loadable: no file");
+	CHECK(h.run({"peer"}) == 0);  // status is the default
+	CHECK(h.out.str().find("control node /dev/fxblk-peer: not usable: /dev/fxblk-peer absent")
+	      != std::string::npos);
+	CHECK(h.out.str().find("volumes: fxblk not loaded") != std::string::npos);
+}
+
+TEST_CASE("peer status on a ROCm host: host direct, GPU staged with the kernel's reason")
+{
+	Harness h;
+	PeerFacts f = rocm_host();
+	h.peer_facts = [&](Env &) { return f; };
+	CHECK(h.run({"-o", "json", "peer", "status"}) == 0);
+	auto doc = nlohmann::json::parse(h.out.str());
+	CHECK(doc["providers"][0]["pinned_bytes"] == 1 << 20);
+	CHECK(doc["paths"][0]["path"] == "direct");
+	CHECK(doc["paths"][1]["path"] == "staged");
+	CHECK(doc["paths"][1]["reason"] == "amd_rdma v2 gives DMA addresses only");
+	CHECK(doc["paths"][2]["path"] == "unavailable");
+	CHECK(doc["volumes"][0]["p2pdma"].is_null());
+	CHECK(h.run({"peer", "status"}) == 0);
+	const std::string out = h.out.str();
+	CHECK(out.find("rocm     yes     no              0 B     0  amd_rdma v2 gives DMA addresses only\n") != std::string::npos);
+	CHECK(out.find("rocm     staged       amd_rdma v2") != std::string::npos);
+	CHECK(out.find("host     direct") != std::string::npos);
+	CHECK(out.find("volume kv (fx0): P2PDMA not visible") != std::string::npos);
+}
+
+TEST_CASE("peer: usage errors")
+{
+	Harness h;
+	CHECK(h.run({"peer", "frob"}) == 2);
+	CHECK(h.run({"peer", "bench"}) == 2);
+	CHECK(h.run({"peer", "bench", "/x", "--block", "1000"}) == 2);
+	CHECK(h.run({"peer", "bench", "/x", "--paths", "posix,fast"}) == 2);
+	CHECK(h.run({"peer", "bench", "/x", "--depth", "0"}) == 2);
+	CHECK(h.run({"peer", "status", "extra"}) == 2);
+}
+
+TEST_CASE("peer bench on a file: posix and staged rows, direct says why not")
+{
+	char cwd[4096];
+	REQUIRE(getcwd(cwd, sizeof(cwd)));
+	std::string tmpl = std::string(cwd) + "/fxctl-peer-bench-XXXXXX";
+	std::vector<char> path(tmpl.begin(), tmpl.end());
+	path.push_back('\0');
+	int fd = mkstemp(path.data());
+	REQUIRE(fd >= 0);
+	REQUIRE(ftruncate(fd, 8 << 20) == 0);
+	close(fd);
+	Harness h;
+	int rc = h.run({"-o", "json", "peer", "bench", std::string(path.data()), "--size", "8M",
+			"--block", "2M", "--depth", "2"});
+	unlink(path.data());
+	if (rc != 0 && h.err.str().find("O_DIRECT") != std::string::npos) {
+		MESSAGE("SKIP: no O_DIRECT on the build tree's file system");
+		return;
+	}
+	REQUIRE(rc == 0);
+	auto doc = nlohmann::json::parse(h.out.str());
+	REQUIRE(doc["results"].size() == 3);
+	CHECK(doc["results"][0]["path"] == "posix");
+	CHECK(doc["results"][0]["bytes"] == 8 << 20);
+	CHECK(doc["results"][0]["ratio_to_posix"] == 1.0);
+	CHECK(doc["results"][1]["path"] == "staged");
+	CHECK(doc["results"][1]["bytes"] == 8 << 20);
+	CHECK(doc["results"][1]["ios"] == 4);
+	CHECK(doc["results"][2]["path"] == "direct");
+	if (doc["results"][2]["ran"] == false)  // no /dev/fxblk-peer here
+		CHECK(!doc["results"][2]["reason"].get<std::string>().empty());
+}
