@@ -48,7 +48,11 @@ static void fxblk_peer_dmabuf_move_notify(struct dma_buf_attachment *attach)
 
 static const struct dma_buf_attach_ops fxblk_peer_dmabuf_attach_ops = {
 	.allow_peer2peer = true,
+#ifdef FXBLK_HAVE_DMABUF_INVALIDATE_MAPPINGS
+	.invalidate_mappings = fxblk_peer_dmabuf_move_notify,
+#else
 	.move_notify = fxblk_peer_dmabuf_move_notify,
+#endif
 };
 
 /* Mapped bytes of @sgt, which must cover the registered range. */
