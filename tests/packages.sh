@@ -100,7 +100,7 @@ expect_dkms() {
 	local d=/usr/src/fxblk-$VER f
 	echo "$d/dkms.conf"
 	echo "$d/VERSION"
-	echo "$d/include/uapi/linux/fxblk.h"
+	for f in "$TOP"/kmod/include/uapi/linux/*.h; do echo "$d/include/uapi/linux/${f##*/}"; done
 	for f in "$TOP"/kmod/Makefile "$TOP"/kmod/Kbuild "$TOP"/kmod/*.c "$TOP"/kmod/*.h; do
 		echo "$d/${f##*/}"
 	done
