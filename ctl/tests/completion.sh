@@ -16,12 +16,16 @@ offers() {
 }
 bad=0
 expect() {	# expect WANT WORD...
-	local want=$1
+	local want=$1 got
 	shift
-	if offers "$@" | grep -qxF -- "$want"; then
+	# not "offers | grep -q": grep -q stops at the first match, printf then
+	# dies of SIGPIPE, and pipefail turns a match into a failure (it did
+	# for the first of five options under ASan)
+	got=$(offers "$@")
+	if grep -qxF -- "$want" <<< "$got"; then
 		echo "ok: '${*}<TAB>' offers $want"
 	else
-		echo "FAIL: '${*}<TAB>' does not offer $want (offers: $(offers "$@" | tr '\n' ' '))"
+		echo "FAIL: '${*}<TAB>' does not offer $want (offers: $(tr '\n' ' ' <<< "$got"))"
 		bad=1
 	fi
 }
