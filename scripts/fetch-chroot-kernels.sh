@@ -100,26 +100,7 @@ resolve() {
 }
 
 extract_vmlinux() {	# bzImage -> ELF vmlinux (XZ or ZSTD payload)
-	python3 - "$1" "$2" <<'EOF'
-import lzma, subprocess, sys
-data = open(sys.argv[1], 'rb').read()
-def unxz(b):
-    return lzma.LZMADecompressor(format=lzma.FORMAT_XZ).decompress(b)
-def unzstd(b):
-    return subprocess.run(['zstd', '-dqc'], input=b, capture_output=True).stdout
-for magic, fn in ((b'\xfd7zXZ\x00', unxz), (b'\x28\xb5\x2f\xfd', unzstd)):
-    at = data.find(magic)
-    while at >= 0:
-        try:
-            out = fn(data[at:])
-        except Exception:
-            out = b''
-        if out[:4] == b'\x7fELF':
-            open(sys.argv[2], 'wb').write(out)
-            sys.exit(0)
-        at = data.find(magic, at + 1)
-sys.exit('no XZ or ZSTD ELF payload in ' + sys.argv[1])
-EOF
+	python3 "$TOP/scripts/extract-vmlinux.py" "$1" "$2"
 }
 
 ready() {	# ready KVER: everything of KVER in place
