@@ -42,6 +42,16 @@ template <class F> auto guard(F &&f, decltype(f()) on_error) noexcept -> decltyp
 	}
 }
 
+// What every I/O entry point checks before it touches the handle: 0 or -errno.
+int io_args_error(fxio_handle_t h, off_t dev_off, off_t buf_off)
+{
+	if (!h)
+		return -EBADF;
+	if (dev_off < 0 || buf_off < 0)
+		return -EINVAL;
+	return 0;
+}
+
 }  // namespace
 
 extern "C" {
@@ -80,10 +90,8 @@ int fxio_buf_deregister(const void *base)
 
 ssize_t fxio_read(fxio_handle_t h, void *base, size_t size, off_t dev_off, off_t buf_off)
 {
-	if (!h)
-		return -EBADF;
-	if (dev_off < 0 || buf_off < 0)
-		return -EINVAL;
+	if (int e = io_args_error(h, dev_off, buf_off))
+		return e;
 	return guard([&] {
 		fxio::Outcome o;
 		return h->f->read(base, size, static_cast<std::uint64_t>(dev_off),
@@ -94,10 +102,8 @@ ssize_t fxio_read(fxio_handle_t h, void *base, size_t size, off_t dev_off, off_t
 ssize_t fxio_write(fxio_handle_t h, const void *base, size_t size, off_t dev_off,
 		   off_t buf_off)
 {
-	if (!h)
-		return -EBADF;
-	if (dev_off < 0 || buf_off < 0)
-		return -EINVAL;
+	if (int e = io_args_error(h, dev_off, buf_off))
+		return e;
 	return guard([&] {
 		fxio::Outcome o;
 		return h->f->write(base, size, static_cast<std::uint64_t>(dev_off),
@@ -118,10 +124,8 @@ const char *fxio_last_reason(fxio_handle_t h)
 int64_t fxio_submit_read(fxio_handle_t h, void *base, size_t size, off_t dev_off,
 			 off_t buf_off, uint64_t user_data)
 {
-	if (!h)
-		return -EBADF;
-	if (dev_off < 0 || buf_off < 0)
-		return -EINVAL;
+	if (int e = io_args_error(h, dev_off, buf_off))
+		return e;
 	return guard([&] {
 		return h->f->submit(false, base, size, static_cast<std::uint64_t>(dev_off),
 				    static_cast<std::uint64_t>(buf_off), user_data);
@@ -131,10 +135,8 @@ int64_t fxio_submit_read(fxio_handle_t h, void *base, size_t size, off_t dev_off
 int64_t fxio_submit_write(fxio_handle_t h, const void *base, size_t size, off_t dev_off,
 			  off_t buf_off, uint64_t user_data)
 {
-	if (!h)
-		return -EBADF;
-	if (dev_off < 0 || buf_off < 0)
-		return -EINVAL;
+	if (int e = io_args_error(h, dev_off, buf_off))
+		return e;
 	return guard([&] {
 		return h->f->submit(true, const_cast<void *>(base), size,
 				    static_cast<std::uint64_t>(dev_off),
