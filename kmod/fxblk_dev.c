@@ -74,6 +74,18 @@ static unsigned int fxblk_dir(struct bio *bio)
 	}
 }
 
+/* Hand @bio to the volume's worker on @list (deferred or reissue). */
+static void fxblk_to_worker(struct fxblk_volume *vol, struct bio_list *list,
+			    struct bio *bio)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&vol->deferred_lock, flags);
+	bio_list_add(list, bio);
+	spin_unlock_irqrestore(&vol->deferred_lock, flags);
+	queue_work(vol->wq, &vol->deferred_work);
+}
+
 /*
  * A PREFLUSH write whose flushes all completed: its data goes out from
  * process context without PREFLUSH (dm's queue_io()/dm_wq_work()). The
@@ -81,15 +93,10 @@ static unsigned int fxblk_dir(struct bio *bio)
  */
 static void fxblk_defer(struct fxblk_volume *vol, struct bio *bio)
 {
-	unsigned long flags;
-
 	percpu_ref_get(&vol->active);
 	/* The worker may block; the submitter already had its answer. */
 	bio->bi_opf &= ~(REQ_PREFLUSH | REQ_NOWAIT);
-	spin_lock_irqsave(&vol->deferred_lock, flags);
-	bio_list_add(&vol->deferred, bio);
-	spin_unlock_irqrestore(&vol->deferred_lock, flags);
-	queue_work(vol->wq, &vol->deferred_work);
+	fxblk_to_worker(vol, &vol->deferred, bio);
 }
 
 static void fxblk_reissue(struct fxblk_volume *vol, struct bio *old);
@@ -154,17 +161,6 @@ static bool fxblk_may_reissue(const struct fxblk_io *io)
 	return !io->polled && (io->opf & REQ_NOWAIT);
 }
 
-static void fxblk_queue_reissue(struct fxblk_volume *vol, struct bio *bio)
-{
-	unsigned long flags;
-
-	/* The bio keeps the volume reference fxblk_issue() took. */
-	spin_lock_irqsave(&vol->deferred_lock, flags);
-	bio_list_add(&vol->reissue, bio);
-	spin_unlock_irqrestore(&vol->deferred_lock, flags);
-	queue_work(vol->wq, &vol->deferred_work);
-}
-
 static void fxblk_endio(struct bio *bio)
 {
 	struct fxblk_io *io = fxblk_io_of(bio);
@@ -175,7 +171,8 @@ static void fxblk_endio(struct bio *bio)
 	if (m) {
 		if (unlikely(status == BLK_STS_AGAIN) && fxblk_may_reissue(io)) {
 			fxblk_stats_cancel(m, io->dir);
-			fxblk_queue_reissue(m->vol, bio);
+			/* it keeps the volume reference fxblk_issue() took */
+			fxblk_to_worker(m->vol, &m->vol->reissue, bio);
 			return;
 		}
 		fxblk_stats_done(m, io, bio->bi_opf, status);
