@@ -38,6 +38,12 @@
 #                              tests/lab/debug, headers say kernels=debug)
 #   FXBLK_CHECK_FULL=1         every lab test on every kernel its header names
 #   FXBLK_CHECK_JOBS=N         parallel build jobs (default nproc)
+#   FXBLK_LAB_JOBS=N           lab VMs run at once (default nproc+1, at most
+#                              one per 4 GiB of available memory; 1: one by one)
+#
+# The lab runs and the lab self-tests go through a pool of FXBLK_LAB_JOBS VMs
+# (each VM is one TCG process at about one core, waiting part of the time),
+# longest-expected first (header timeout=); results are printed in that order.
 set -uo pipefail
 
 TOP=$(cd "$(dirname "$(readlink -f "$0")")/.." && pwd)
@@ -48,6 +54,15 @@ FILTER=${FXBLK_CHECK_FILTER:-}
 LAB_KERNELS=${FXBLK_LAB_KERNELS:-5.10,6.1,6.12,7.2,7.3}
 FULL=${FXBLK_CHECK_FULL:-0}
 JOBS=${FXBLK_CHECK_JOBS:-$(nproc)}
+lab_jobs_default() {
+	local n mem
+	n=$(($(nproc) + 1))
+	mem=$(awk '/^MemAvailable:/ {print int($2 / 4194304)}' /proc/meminfo)
+	[ "${mem:-0}" -ge 1 ] || mem=1
+	echo $((n < mem ? n : mem))
+}
+LAB_JOBS=${FXBLK_LAB_JOBS:-$(lab_jobs_default)}
+[[ $LAB_JOBS =~ ^[1-9][0-9]*$ ]] || { echo "check: FXBLK_LAB_JOBS must be a number >= 1" >&2; exit 2; }
 # The module builds with -Werror here (kmod/Kbuild); DKMS builds do not.
 export FXBLK_WERROR=1
 mkdir -p "$LOGDIR"
@@ -99,6 +114,69 @@ t() {
 	echo "# exit $rc" >> "$log"
 	record "$name" $((rc != 0)) $((SECONDS - t0)) "$log"
 	notes "$log"
+}
+
+# The lab pool: pool_add NAME ORDER CMD... queues a test (if selected);
+# pool_run runs the queue LAB_JOBS at a time, highest ORDER first, and
+# prints each result (in that order) once it and those before it are done.
+POOL_NAMES=() POOL_CMDS=() POOL_ORDER=()
+pool_add() {
+	local name=$1 order=$2
+	shift 2
+	want "$name" || return 0
+	POOL_NAMES+=("$name")
+	POOL_ORDER+=("$order")
+	POOL_CMDS+=("$(printf '%q ' "$@")")
+}
+pool_job() {	# pool_job INDEX: one test, its status into $POOL/INDEX
+	local name=${POOL_NAMES[$1]} log t0 rc
+	log=$(logname "$name")
+	t0=$SECONDS
+	{ echo "# $name"; echo "# ${POOL_CMDS[$1]}"; } > "$log"
+	eval "${POOL_CMDS[$1]}" >> "$log" 2>&1 < /dev/null
+	rc=$?
+	echo "# exit $rc" >> "$log"
+	echo "$rc $((SECONDS - t0))" > "$POOL/$1.tmp" && mv "$POOL/$1.tmp" "$POOL/$1"
+}
+pool_print() {	# results that are ready, in queue order
+	local i rc secs
+	while [ "$POOL_NEXT" -lt "${#POOL_QUEUE[@]}" ]; do
+		i=${POOL_QUEUE[$POOL_NEXT]}
+		[ -f "$POOL/$i" ] || return 0
+		read -r rc secs < "$POOL/$i"
+		record "${POOL_NAMES[$i]}" $((rc != 0)) "$secs" "$(logname "${POOL_NAMES[$i]}")"
+		notes "$(logname "${POOL_NAMES[$i]}")"
+		POOL_NEXT=$((POOL_NEXT + 1))
+	done
+}
+pool_run() {
+	local i n=${#POOL_NAMES[@]}
+	[ "$n" -gt 0 ] || return 0
+	POOL=$LOGDIR/.pool
+	rm -rf "$POOL" && mkdir -p "$POOL"
+	mapfile -t POOL_QUEUE < <(for i in "${!POOL_NAMES[@]}"; do echo "${POOL_ORDER[$i]} $i"; done |
+		sort -s -k1,1nr | awk '{print $2}')
+	POOL_NEXT=0
+	echo "check: $n lab runs, $LAB_JOBS at a time (FXBLK_LAB_JOBS)"
+	trap 'kill $(jobs -p) 2>/dev/null; wait; exit 130' INT TERM
+	local started=0
+	for i in "${POOL_QUEUE[@]}"; do
+		# running = started - finished (the status files written so far)
+		while [ $((started - $(find "$POOL" -maxdepth 1 -name '[0-9]*' ! -name '*.tmp' | wc -l))) -ge "$LAB_JOBS" ]; do
+			wait -n 2>/dev/null || sleep 1
+			pool_print
+		done
+		pool_job "$i" &
+		started=$((started + 1))
+		pool_print
+	done
+	while [ "$POOL_NEXT" -lt "$n" ]; do
+		wait -n 2>/dev/null || sleep 1
+		pool_print
+	done
+	wait
+	trap - INT TERM
+	rm -rf "$POOL"
 }
 
 if [ -f "$CACHE/kernels.env" ]; then
@@ -241,7 +319,6 @@ t "packages: install, deb, lintian, dkms 6.12, upgrade/purge, rpm" env FXBLK_PKG
 lab_kernel_ok() { [[ ,$LAB_KERNELS, == *,$1,* ]]; }
 # First collect the runs (name, kernel, options), so that module + tools are
 # built once for all of them instead of by every run.
-LAB_NAMES=() LAB_ARGS=()
 LAB_SCRIPTS=("$TOP"/tests/lab/tests/*.sh)
 [ -z "${FXBLK_LAB_EXTRA_DIR:-}" ] || LAB_SCRIPTS+=("$TOP/$FXBLK_LAB_EXTRA_DIR"/*.sh)
 for script in "${LAB_SCRIPTS[@]}"; do
@@ -291,12 +368,14 @@ for script in "${LAB_SCRIPTS[@]}"; do
 			skip_test "lab $s: $name" "runs on $quick by default; on $kernels in make check-full"
 			continue
 		fi
-		want "lab $s: $name" || continue
-		LAB_NAMES+=("lab $s: $name")
+		# expected length for the pool's order: the header's timeout
+		order=$(sed -n 's/.*timeout=\([0-9]*\).*/\1/p' <<< "$header")
 		if [ "$s" = debug ]; then
-			LAB_ARGS+=("$(printf '%q ' --kernel "$(kver debug)" "${opts[@]}" ${to:+--timeout $to} -- "$script")")
+			pool_add "lab $s: $name" "${order:-600}" "$TOP/tests/lab/run" --no-build \
+				--kernel "$(kver debug)" "${opts[@]}" ${to:+--timeout $to} -- "$script"
 		else
-			LAB_ARGS+=("$(printf '%q ' --kernel "$s" "${opts[@]}" -- "$script")")
+			pool_add "lab $s: $name" "${order:-600}" "$TOP/tests/lab/run" --no-build \
+				--kernel "$s" "${opts[@]}" -- "$script"
 		fi
 	done
 done
@@ -308,26 +387,24 @@ lab_build() {	# a failure is a failed test; the runs then use what exists
 	done
 	make -s -C "$TOP" fxctl
 }
-if [ ${#LAB_NAMES[@]} -gt 0 ]; then
-	FILTER= t "lab: build module + fxctl for the lab" lab_build
-fi
-for i in "${!LAB_NAMES[@]}"; do
-	eval "args=(${LAB_ARGS[$i]})"
-	t "${LAB_NAMES[$i]}" "$TOP/tests/lab/run" --no-build "${args[@]}"
-done
 
-# ---- lab self-tests --------------------------------------------------------
+# ---- lab self-tests (in the same pool) ------------------------------------
 st_kernel=6.1
 lab_kernel_ok 6.1 || st_kernel=${LAB_KERNELS%%,*}
 ST=$TOP/tests/lab/selftest/run.sh
-t "selftest: lab detects kernel WARNING ($st_kernel)" "$ST" warn "$st_kernel"
-t "selftest: lab returns the script's exit status" "$ST" status "$st_kernel"
-t "selftest: lab kills a hung VM after its timeout" "$ST" timeout "$st_kernel"
-t "selftest: lab fails a run whose kernel panics mid-script" "$ST" panic "$st_kernel"
-t "selftest: lab fails a run whose kernel logs an I/O error" "$ST" ioerr "$st_kernel"
-t "selftest: lab passes an I/O error the script allows" "$ST" ioerr-allowed "$st_kernel"
-t "selftest: lab fails a run whose kernel is tainted" "$ST" taint "$st_kernel"
-t "selftest: lab checks boot 1's kernel log in a --boots 2 run" "$ST" crash "$st_kernel"
+pool_add "selftest: lab detects kernel WARNING ($st_kernel)" 300 "$ST" warn "$st_kernel"
+pool_add "selftest: lab returns the script's exit status" 300 "$ST" status "$st_kernel"
+pool_add "selftest: lab kills a hung VM after its timeout" 300 "$ST" timeout "$st_kernel"
+pool_add "selftest: lab fails a run whose kernel panics mid-script" 300 "$ST" panic "$st_kernel"
+pool_add "selftest: lab fails a run whose kernel logs an I/O error" 300 "$ST" ioerr "$st_kernel"
+pool_add "selftest: lab passes an I/O error the script allows" 300 "$ST" ioerr-allowed "$st_kernel"
+pool_add "selftest: lab fails a run whose kernel is tainted" 300 "$ST" taint "$st_kernel"
+pool_add "selftest: lab checks boot 1's kernel log in a --boots 2 run" 300 "$ST" crash "$st_kernel"
+
+if [ ${#POOL_NAMES[@]} -gt 0 ]; then
+	FILTER= t "lab: build module + fxctl for the lab" lab_build
+fi
+pool_run
 
 # ---- summary --------------------------------------------------------------
 T=$((SECONDS - T_ALL))

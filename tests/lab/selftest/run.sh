@@ -38,7 +38,8 @@ check() {	# check WANT_RC REGEX DESC: judge the run's status and output
 }
 case $CASE in
 warn|crash)
-	B=$TOP/build/lab-selftest/$K
+	# per case: make check runs warn and crash at the same time
+	B=$TOP/build/lab-selftest/$K/$CASE
 	rm -rf "$B"; mkdir -p "$B"
 	cp "$HERE"/warn/* "$B/"
 	KDIR=$CACHE/k/$K/hdr/usr/src/linux-headers-$K
@@ -65,7 +66,9 @@ status)
 	check 7 'exiting with 7' "script status 7 returned to the host"
 	;;
 timeout)
-	"$RUN" --kernel "$KS" --no-fabric --no-build --timeout 25 -- "$HERE/hang.sh" 2>&1 | tee "$OUT"
+	# 40 s: boot and the message before the hang take 10 s alone, up to 25 s
+	# when make check runs several VMs at once
+	"$RUN" --kernel "$KS" --no-fabric --no-build --timeout 40 -- "$HERE/hang.sh" 2>&1 | tee "$OUT"
 	rc=${PIPESTATUS[0]}
 	dir=$(sed -n 's/^lab: run dir //p' "$OUT")
 	[ -n "$dir" ] || { echo "selftest timeout: run did not name its run dir"; exit 1; }
