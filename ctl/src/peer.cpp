@@ -4,6 +4,7 @@
 #include "command.hpp"
 #include "error.hpp"
 #include "library.hpp"
+#include "render.hpp"
 #include "units.hpp"
 
 #include <algorithm>
@@ -82,8 +83,16 @@ PeerFacts collect_peer_facts(Env &env)
 	try {
 		auto c = env.connect();
 		std::vector<PeerVolume> vols;
-		for (const Volume &v : c->list())
-			vols.push_back({v.name, v.disk, std::nullopt});
+		for (const Volume &v : c->list()) {
+			// the direct path for device memory exposed as P2PDMA pages
+			json p = p2pdma_json(v);
+			PeerVolume pv{v.name, v.disk, std::nullopt, ""};
+			if (p["capable"].is_boolean())
+				pv.p2pdma = p["capable"].get<bool>();
+			if (p["reason"].is_string())
+				pv.p2pdma_reason = p["reason"].get<std::string>();
+			vols.push_back(std::move(pv));
+		}
 		f.volumes = std::move(vols);
 	} catch (const ModuleNotLoaded &) {
 	} catch (const KernelError &) {  // volumes unknown: leave them out
@@ -112,7 +121,8 @@ json peer_status_doc(const PeerFacts &f)
 		json vols = json::array();
 		for (const auto &v : *f.volumes)
 			vols.push_back({{"name", v.name}, {"disk", v.disk},
-					{"p2pdma", v.p2pdma ? json(*v.p2pdma) : json()}});
+					{"p2pdma", v.p2pdma ? json(*v.p2pdma) : json()},
+					{"p2pdma_reason", v.p2pdma_reason}});
 		doc["volumes"] = vols;
 	} else {
 		doc["volumes"] = nullptr;
@@ -184,10 +194,12 @@ std::string text_peer_status(const json &doc)
 		s += "volumes: fxblk not loaded\n";
 	} else {
 		for (const auto &v : doc["volumes"])
-			s += fmt::format("volume {} ({}): P2PDMA {}\n", v["name"].get<std::string>(),
+			s += fmt::format("volume {} ({}): PCI P2PDMA {}{}\n", v["name"].get<std::string>(),
 					 v["disk"].get<std::string>(),
-					 v["p2pdma"].is_null() ? "not visible (see 'fxctl stats' direct counters)"
-							       : yes_no(v["p2pdma"]));
+					 v["p2pdma"].is_null() ? "unknown" : yes_no(v["p2pdma"]),
+					 v["p2pdma_reason"].get<std::string>().empty()
+						 ? ""
+						 : ", " + v["p2pdma_reason"].get<std::string>());
 		if (doc["volumes"].empty())
 			s += "volumes: none\n";
 	}

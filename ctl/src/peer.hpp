@@ -21,7 +21,8 @@ struct Env;
 
 struct PeerVolume {
 	std::string name, disk;
-	std::optional<bool> p2pdma;  // absent: not visible from user space
+	std::optional<bool> p2pdma;  // PCI P2PDMA; absent: the module does not say
+	std::string p2pdma_reason;   // why not (names the refusing members)
 };
 
 struct PeerFacts {
@@ -38,7 +39,7 @@ PeerFacts collect_peer_facts(Env &env);
 // "peer status" -o json: schema_version, control_node {path, usable,
 // reason}, providers [{name, present, direct, reason, pinned_bytes,
 // registrations}], engines [{name, library, present, reason}], volumes
-// [{name, disk, p2pdma (null: not visible)}] or null, paths [{memory
+// [{name, disk, p2pdma (null: unknown), p2pdma_reason}] or null, paths [{memory
 // (host, rocm, ascend), path (direct, staged, posix, unavailable), reason}].
 json peer_status_doc(const PeerFacts &f);
 std::string text_peer_status(const json &doc);

@@ -91,7 +91,8 @@ std::string member_transport(const Member &m)
 	return t == "pcie" ? "nvme-pci" : "nvme-" + t;
 }
 
-// {"capable": bool or null, "reason": why not, or null}
+}  // namespace
+
 json p2pdma_json(const Volume &v)
 {
 	auto no = [](const std::string &why) { return json{{"capable", false}, {"reason", why}}; };
@@ -122,6 +123,8 @@ json p2pdma_json(const Volume &v)
 		return no(fmt::format("reason {} (a newer fxblk module)", *v.p2pdma));
 	}
 }
+
+namespace {
 
 json direct_json(const DirectCounters &d)
 {

@@ -24,6 +24,9 @@ using json = nlohmann::ordered_json;
 constexpr int schema_version = 2;
 
 json volume_json(const Volume &v);
+// {"capable": bool, or null from a module that does not say; "reason": why
+// not (names the members that refuse), or null}
+json p2pdma_json(const Volume &v);
 // An event: "event" (created, destroyed, member_error, member_state,
 // eventN if unknown), "volume" {name, index, disk} and, for member events,
 // "member" {index, disk, state, errors, errno, errno_name}.

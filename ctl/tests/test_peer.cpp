@@ -33,7 +33,9 @@ PeerFacts rocm_host()
 		       {"ascend", false, false, "hal_kernel_p2p_get_pages not exported", 0, 0},
 		       {"dmabuf", true, false, "dma-buf attachments have no struct page", 0, 0}};
 	f.engines[1] = {"hip", "libamdhip64.so", true, 2, ""};
-	f.volumes = std::vector<PeerVolume>{{"kv", "fx0", std::nullopt}};
+	f.volumes = std::vector<PeerVolume>{
+		{"kv", "fx0", false, "member nvme1n1 (nvme-rdma) does not support PCI P2PDMA"},
+		{"old", "fx1", std::nullopt, "the fxblk module does not report PCI P2PDMA (an older release)"}};
 	return f;
 }
 
@@ -71,13 +73,19 @@ TEST_CASE("peer status on a ROCm host: host direct, GPU staged with the kernel's
 	CHECK(doc["paths"][1]["path"] == "staged");
 	CHECK(doc["paths"][1]["reason"] == "amd_rdma v2 gives DMA addresses only");
 	CHECK(doc["paths"][2]["path"] == "unavailable");
-	CHECK(doc["volumes"][0]["p2pdma"].is_null());
+	CHECK(doc["volumes"][0]["p2pdma"] == false);
+	CHECK(doc["volumes"][0]["p2pdma_reason"] == "member nvme1n1 (nvme-rdma) does not support PCI P2PDMA");
+	CHECK(doc["volumes"][1]["p2pdma"].is_null());
 	CHECK(h.run({"peer", "status"}) == 0);
 	const std::string out = h.out.str();
 	CHECK(out.find("rocm     yes     no              0 B     0  amd_rdma v2 gives DMA addresses only\n") != std::string::npos);
 	CHECK(out.find("rocm     staged       amd_rdma v2") != std::string::npos);
 	CHECK(out.find("host     direct") != std::string::npos);
-	CHECK(out.find("volume kv (fx0): P2PDMA not visible") != std::string::npos);
+	CHECK(out.find("volume kv (fx0): PCI P2PDMA no, member nvme1n1 (nvme-rdma) does not support "
+		       "PCI P2PDMA\n") != std::string::npos);
+	CHECK(out.find("volume fx1") == std::string::npos);
+	CHECK(out.find("volume old (fx1): PCI P2PDMA unknown, the fxblk module does not report")
+	      != std::string::npos);
 }
 
 TEST_CASE("peer: usage errors")

@@ -23,7 +23,12 @@
  * the bytes moved to or from P2PDMA memory, exit 0.
  * With expect=ERRNO (e.g. expect=EREMOTEIO): both the O_DIRECT write from
  * and the read into the P2PDMA buffer must fail with that errno; exit 0 if
- * they did, 1 otherwise. Exit 2: usage or set-up errors.
+ * they did, 1 otherwise.
+ * With bench=REPS [total=BYTES] (make bench's P2PDMA row): per repeat, TOTAL
+ * bytes (default 64 MiB) from OFFSET are read with O_DIRECT in LENGTH pieces
+ * into the P2PDMA buffer and into a host buffer, the order alternating; one
+ * line per run: BENCHP2P {"rep":R,"mem":"p2pdma"|"host","bytes":N,
+ * "seconds":S,"mibs":M}. Exit 2: usage or set-up errors.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -33,6 +38,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 static int fail(const char *what)
@@ -115,16 +121,63 @@ static int expect_fail(int fd, void *p2p, size_t len, off_t off, int want)
 	return ok ? 0 : 1;
 }
 
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* Timed sequential O_DIRECT reads of @total bytes into @buf, @len at a time. */
+static int bench_one(int fd, void *buf, size_t len, off_t off,
+		     unsigned long long total, int rep, const char *mem)
+{
+	unsigned long long done;
+	double t0 = now(), s;
+
+	for (done = 0; done < total; done += len)
+		if (xfer(fd, buf, len, off + done, 0) < 0)
+			return fail(mem);
+	s = now() - t0;
+	printf("BENCHP2P {\"rep\":%d,\"mem\":\"%s\",\"bytes\":%llu,\"seconds\":%.6f,\"mibs\":%.3f}\n",
+	       rep, mem, total, s, s > 0 ? total / 1048576.0 / s : 0.0);
+	return 0;
+}
+
+static int bench(int fd, void *p2p, size_t len, off_t off, int reps,
+		 unsigned long long total)
+{
+	void *host;
+	int r, rc = 0;
+
+	if (posix_memalign(&host, 4096, len)) {
+		errno = ENOMEM;
+		return fail("host buffer");
+	}
+	for (r = 0; r < reps && !rc; r++) {
+		void *first = r % 2 ? host : p2p, *second = r % 2 ? p2p : host;
+
+		rc = bench_one(fd, first, len, off, total, r, first == p2p ? "p2pdma" : "host");
+		if (!rc)
+			rc = bench_one(fd, second, len, off, total, r,
+				       second == p2p ? "p2pdma" : "host");
+	}
+	free(host);
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
 	unsigned char *p2p, *host, *want;
 	unsigned long long off, len;
+	unsigned long long total = 64ULL << 20;
 	uint64_t seed = 1;
-	int afd, fd, i, expect = 0;
+	int afd, fd, i, expect = 0, reps = 0;
 	long d;
 
 	if (argc < 5) {
-		fprintf(stderr, "usage: %s ALLOCATE DEV OFFSET LENGTH [expect=ERRNO] [seed=N]\n",
+		fprintf(stderr, "usage: %s ALLOCATE DEV OFFSET LENGTH [expect=ERRNO] [seed=N] [bench=REPS [total=BYTES]]\n",
 			argv[0]);
 		return 2;
 	}
@@ -139,6 +192,10 @@ int main(int argc, char **argv)
 			}
 		} else if (!strncmp(argv[i], "seed=", 5)) {
 			seed = strtoull(argv[i] + 5, NULL, 0);
+		} else if (!strncmp(argv[i], "bench=", 6)) {
+			reps = atoi(argv[i] + 6);
+		} else if (!strncmp(argv[i], "total=", 6)) {
+			total = strtoull(argv[i] + 6, NULL, 0);
 		} else {
 			fprintf(stderr, "fxblk-p2p-dio: unknown argument %s\n", argv[i]);
 			return 2;
@@ -146,6 +203,10 @@ int main(int argc, char **argv)
 	}
 	if (!len || len % 4096 || off % 4096) {
 		fprintf(stderr, "fxblk-p2p-dio: OFFSET and LENGTH must be multiples of 4096\n");
+		return 2;
+	}
+	if (reps < 0 || reps > 1000 || !total || total % len) {
+		fprintf(stderr, "fxblk-p2p-dio: bench= must be 1..1000, total= a multiple of LENGTH\n");
 		return 2;
 	}
 	afd = open(argv[1], O_RDWR);
@@ -159,6 +220,8 @@ int main(int argc, char **argv)
 		return fail(argv[2]);
 	if (expect)
 		return expect_fail(fd, p2p, len, off, expect);
+	if (reps)
+		return bench(fd, p2p, len, off, reps, total);
 
 	if (posix_memalign((void **)&host, 4096, len) ||
 	    posix_memalign((void **)&want, 4096, len)) {

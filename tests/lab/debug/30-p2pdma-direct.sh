@@ -50,6 +50,8 @@ expect_eq "$(jqr .volume.p2pdma.reason)" null "fxctl show: no reason when capabl
 expect_match "$(jqr '.volume.flags | join(",")')" 'pci-p2pdma' "fxctl show: flags"
 fx_run fxctl show t30
 expect_match "$FX_OUT" 'PCI P2PDMA: yes' "fxctl show text"
+fx_json fxctl -o json peer status
+expect_eq "$(jqr '.volumes[] | select(.name == "t30") | .p2pdma')" true "fxctl peer status: t30 PCI P2PDMA"
 
 # 3 chunks + 8 KiB in, 1.125 MiB: 19 chunk pieces over both members
 OFF=$((3 * CH + 8192)) LEN=$((1024 * 1024 + 128 * 1024))
@@ -87,6 +89,10 @@ expect_eq "$(jqr '.volume.members[0].pci_p2pdma')" true "fxctl show: nvme-pci me
 expect_eq "$(jqr '.volume.members[1].pci_p2pdma')" false "fxctl show: nvme-rdma member does not"
 fx_run fxctl show t30rdma
 expect_match "$FX_OUT" "PCI P2PDMA: no, member ${R#/dev/} \\(nvme-rdma\\)" "fxctl show text: reason"
+fx_json fxctl -o json peer status
+expect_eq "$(jqr '.volumes[] | select(.name == "t30rdma") | .p2pdma')" false "fxctl peer status: t30rdma PCI P2PDMA"
+expect_match "$(jqr '.volumes[] | select(.name == "t30rdma") | .p2pdma_reason')" \
+	"member ${R#/dev/}.* does not support PCI P2PDMA" "fxctl peer status: t30rdma why not"
 fx_run fxblk-p2p-dio "$ALLOC" "$DEV" $OFF $LEN expect=EREMOTEIO
 fx_json fxctl -o json stats t30rdma
 expect_eq "$(jqr '.volume.direct.read.bytes + .volume.direct.write.bytes')" 0 "no direct bytes on the fallback volume"
