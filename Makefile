@@ -12,7 +12,7 @@ JOBS    ?= $(shell nproc)
 PREFIX  ?= /usr/local
 DESTDIR ?=
 
-.PHONY: all module modules fxctl install uninstall packages deps check check-full demo bench clean help kernel-debug check-debug
+.PHONY: all module modules fxctl fxctl-arm64 check-arm64 install uninstall packages deps check check-full demo bench clean help kernel-debug check-debug
 
 all: module fxctl
 
@@ -31,6 +31,14 @@ modules:
 fxctl:
 	cmake -S . -B $(BUILD)/ctl -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 	cmake --build $(BUILD)/ctl -j$(JOBS)
+
+# fxctl and the lab tools for arm64, cross-built against the arm64 Debian tree
+# that make deps keeps (scripts/fetch-arm64-lab.sh); no unit tests, no bash
+# completion (fxctl cannot run here). Output: build/arm64/ctl/fxctl.
+fxctl-arm64:
+	cmake -S . -B $(BUILD)/arm64/ctl -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFXBLK_TESTS=OFF \
+		-DCMAKE_TOOLCHAIN_FILE=$(CURDIR)/cmake/aarch64-linux-gnu.cmake >/dev/null
+	cmake --build $(BUILD)/arm64/ctl -j$(JOBS)
 
 # fxctl, man page, completion, udev rules, systemd units under PREFIX (GNUInstallDirs);
 # module sources for DKMS in DESTDIR/usr/src/fxblk-VERSION.
