@@ -58,6 +58,11 @@ deps:
 check:
 	bash tests/check.sh
 
+# arm64: fxctl and fxblk.ko cross-built, lab smoke (01) and stripe verify (10)
+# booted under qemu-system-aarch64 (not part of make check: ~10 min)
+check-arm64:
+	bash tests/check-arm64.sh
+
 # Every lab test on every kernel its header names (longer than make check).
 check-full:
 	FXBLK_CHECK_FULL=1 bash tests/check.sh
@@ -87,6 +92,8 @@ help:
 	@echo "make        build fxblk.ko (KVER=$(KVER)) and fxctl"
 	@echo "make check  unit tests, module builds, lab tests; ends 'N passed, N failed'"
 	@echo "make check-full  the same with every lab test on every kernel it names"
+	@echo "make fxctl-arm64  cross-build fxctl for arm64 (build/arm64/ctl)"
+	@echo "make check-arm64  arm64 cross builds + lab 01 and 10 under qemu-system-aarch64"
 	@echo "make kernel-debug  build the lab's debug kernel (6.12, KASAN/lockdep/kmemleak; ~30 min once)"
 	@echo "make check-debug   lab suite + fault injection + kmemleak on the debug kernel"
 	@echo "make install [DESTDIR=..] [PREFIX=/usr/local]  fxctl, man page, completion, udev, systemd, DKMS sources"
