@@ -67,7 +67,7 @@ find_lib() {
 	done
 	return 1
 }
-declare -A DONE=()
+declare -A SEEN=()
 # copy_needed TREEFILE WHAT: copy the libraries TREEFILE needs
 copy_needed() {
 	local dyn rp n lib
@@ -82,8 +82,8 @@ copy_needed() {
 # libraries it needs, recursively
 copy_elf() {
 	local p=$1 real
-	[ -z "${DONE[$p]:-}" ] || return 0
-	DONE[$p]=1
+	[ -z "${SEEN[$p]:-}" ] || return 0
+	SEEN[$p]=1
 	real=$(tree_path "$p") || die "$p not in the arm64 tree"
 	[ -e "$ST$p" ] || install -D -m755 "$real" "$ST$p"
 	copy_needed "$real" "$p"
@@ -98,7 +98,7 @@ for b in $BINS; do
 	[ -n "$p" ] || die "$b not in the arm64 tree (scripts/fetch-arm64-lab.sh PKGS)"
 	real=$(tree_path "$p") || die "$p: dangling in the arm64 tree"
 	name=$(basename "$real")
-	DONE[/usr/bin/$name]=1
+	SEEN[/usr/bin/$name]=1
 	install -D -m755 "$real" "$ST/usr/bin/$name"
 	[ "$b" = "$name" ] || ln -sf "$name" "$ST/usr/bin/$b"
 	rm -f "$ST/bin/$b" "$ST/bin/$name"	# shadowing busybox applets
