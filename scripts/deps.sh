@@ -42,6 +42,11 @@ PKGS=(
 	debootstrap
 	# arm64 cross build of the module against Debian's arm64 headers
 	gcc-aarch64-linux-gnu
+	# arm64: fxctl cross-built against an extracted arm64 Debian tree (its
+	# sysroot, made with mmdebstrap --variant=extract, no emulation needed),
+	# which is also the arm64 lab VM's userspace; qemu-system-aarch64 boots it
+	# (scripts/fetch-arm64-lab.sh, tests/lab/run --arch arm64)
+	g++-aarch64-linux-gnu mmdebstrap qemu-system-arm
 	# packages (make packages / tests/packages.sh): .deb with dh-dkms, lintian, .rpm
 	debhelper dh-dkms lintian rpm fakeroot
 	# perf, copied into the lab VM for profiling (tests/lab/mkbase.sh)
@@ -99,4 +104,7 @@ bash "$TOP/scripts/fetch-chroot-kernels.sh"
 # i386 6.1 headers (make check: 32-bit builds are refused) and arm64 6.12
 # headers (make check: the module cross-builds)
 bash "$TOP/scripts/fetch-foreign-headers.sh"
+# arm64 lab kernel (same release as the arm64 headers) and the arm64 tree:
+# sysroot of the fxctl cross build, userspace of the arm64 lab VM
+bash "$TOP/scripts/fetch-arm64-lab.sh"
 log "done"
