@@ -44,6 +44,8 @@
 # The lab runs and the lab self-tests go through a pool of FXBLK_LAB_JOBS VMs
 # (each VM is one TCG process at about one core, waiting part of the time),
 # longest-expected first (header timeout=); results are printed in that order.
+# The tests that need no VM and that the lab does not need (ASan unit tree,
+# label fuzzer, dkms, packages) run in the same pool, filling idle CPU time.
 set -uo pipefail
 
 TOP=$(cd "$(dirname "$(readlink -f "$0")")/.." && pwd)
@@ -128,10 +130,14 @@ pool_add() {
 	POOL_ORDER+=("$order")
 	POOL_CMDS+=("$(printf '%q ' "$@")")
 }
+# A job that is several tests (pool_unit) writes their results to
+# $POOL_LINES, one per line: "rec<TAB>NAME<TAB>EXIT<TAB>SECONDS<TAB>LOG" or
+# "skip<TAB>NAME<TAB>REASON"; pool_print shows those instead of the job's.
 pool_job() {	# pool_job INDEX: one test, its status into $POOL/INDEX
 	local name=${POOL_NAMES[$1]} log t0 rc
 	log=$(logname "$name")
 	t0=$SECONDS
+	POOL_LINES=$POOL/$1.lines
 	{ echo "# $name"; echo "# ${POOL_CMDS[$1]}"; } > "$log"
 	eval "${POOL_CMDS[$1]}" >> "$log" 2>&1 < /dev/null
 	rc=$?
@@ -144,8 +150,18 @@ pool_print() {	# results that are ready, in queue order
 		i=${POOL_QUEUE[$POOL_NEXT]}
 		[ -f "$POOL/$i" ] || return 0
 		read -r rc secs < "$POOL/$i"
-		record "${POOL_NAMES[$i]}" $((rc != 0)) "$secs" "$(logname "${POOL_NAMES[$i]}")"
-		notes "$(logname "${POOL_NAMES[$i]}")"
+		if [ -s "$POOL/$i.lines" ]; then
+			local kind name a b c
+			while IFS=$'\t' read -r kind name a b c; do
+				case $kind in
+				rec) record "$name" $((a != 0)) "$b" "$c" ;;
+				skip) skip_test "$name" "$a" ;;
+				esac
+			done < "$POOL/$i.lines"
+		else
+			record "${POOL_NAMES[$i]}" $((rc != 0)) "$secs" "$(logname "${POOL_NAMES[$i]}")"
+			notes "$(logname "${POOL_NAMES[$i]}")"
+		fi
 		POOL_NEXT=$((POOL_NEXT + 1))
 	done
 }
@@ -157,7 +173,7 @@ pool_run() {
 	mapfile -t POOL_QUEUE < <(for i in "${!POOL_NAMES[@]}"; do echo "${POOL_ORDER[$i]} $i"; done |
 		sort -s -k1,1nr | awk '{print $2}')
 	POOL_NEXT=0
-	echo "check: $n lab runs, $LAB_JOBS at a time (FXBLK_LAB_JOBS)"
+	echo "check: $n jobs (lab runs and self-tests, and tests that need no VM), $LAB_JOBS at a time (FXBLK_LAB_JOBS)"
 	trap 'kill $(jobs -p) 2>/dev/null; wait; exit 130' INT TERM
 	local started=0
 	for i in "${POOL_QUEUE[@]}"; do
@@ -221,12 +237,38 @@ unit() {
 	# no parsable result (build failed, ctest broke): one failure, not silence
 	[ $n -gt 0 ] || record "unit $label: ctest (exit $rc, no tests ran)" 1 0 "$log"
 }
+# pool_unit BUILDDIR LABEL [cmake args]: the same as a pool job, its results
+# as $POOL_LINES lines
+pool_unit() {
+	local dir=$1 label=$2 log name rc t0 n=0 status secs
+	shift 2
+	log=$(logname "unit $label: build")
+	t0=$SECONDS
+	{
+		echo "# unit $label: build"
+		cmake -S "$TOP" -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@" &&
+			cmake --build "$dir" -j"$JOBS"
+	} > "$log" 2>&1 < /dev/null
+	rc=$?
+	printf 'rec\t%s\t%s\t%s\t%s\n' "unit $label: build" $rc $((SECONDS - t0)) "$log" >> "$POOL_LINES"
+	log=$(logname "unit $label: ctest")
+	(cd "$dir" && ctest --output-on-failure -j"$JOBS" --timeout 300) > "$log" 2>&1 < /dev/null
+	rc=$?
+	while read -r name status secs; do
+		n=$((n + 1))
+		if [ "$status" = Skipped ]; then
+			printf 'skip\t%s\t%s\n' "unit $label: $name" "skipped by ctest (see $(basename "$log"))"
+		else
+			printf 'rec\t%s\t%s\t%s\t%s\n' "unit $label: $name" \
+				"$([ "$status" = Passed ] && echo 0 || echo 1)" "${secs%.*}" "$log"
+		fi
+	done < <(sed -n 's/^ *[0-9]*\/[0-9]* Test *#[0-9]*: \([^ ]*\) [ .*]*\([A-Za-z]*\).* \([0-9.]*\) sec$/\1 \2 \3/p' "$log") >> "$POOL_LINES"
+	[ $n -gt 0 ] || printf 'rec\t%s\t1\t0\t%s\n' "unit $label: ctest (exit $rc, no tests ran)" "$log" >> "$POOL_LINES"
+}
 unit "$TOP/build/ctl" ctl
-# -O0 for the sanitizer tree: the same tests, a quarter of the compile time
-# (test_cli.cpp: 159 s of CPU at -O2 -g with ASan, 35 s at -O0)
-# The lab-only tools are not built there: they run in the VM from build/ctl.
-unit "$TOP/build/ctl-asan" asan -DFXBLK_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug -DFXBLK_LAB_TOOLS=OFF
-t "fuzz-label: libFuzzer on the label decoder, 25 s" bash "$TOP/tests/fuzz-label.sh" 25
+# The sanitizer tree, the label fuzzer, dkms and the packages need no VM and
+# are not needed by the lab: they join its pool (below), where they fill
+# the CPU time the VMs leave idle.
 
 # ---- module builds with -Werror -----------------------------------------
 module_build() {	# -Werror is in kmod/Kbuild; also refuse any warning text
@@ -304,16 +346,22 @@ checkpatch() {
 }
 t "style: checkpatch kmod" checkpatch
 
-# ---- dkms ----------------------------------------------------------------
-# (6.12: the packaged source, in the packages test below)
+# ---- in the pool (no VM): ASan/UBSan unit tree, label fuzzer, dkms, packages
+# -O0 for the sanitizer tree: the same tests, a quarter of the compile time
+# (test_cli.cpp: 159 s of CPU at -O2 -g with ASan, 35 s at -O0)
+# The lab-only tools are not built there: they run in the VM from build/ctl.
+pool_add "unit asan" 1200 pool_unit "$TOP/build/ctl-asan" asan \
+	-DFXBLK_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug -DFXBLK_LAB_TOOLS=OFF
+pool_add "fuzz-label: libFuzzer on the label decoder, 25 s" 450 bash "$TOP/tests/fuzz-label.sh" 25
+# dkms (6.12: the packaged source, in the packages test)
 for s in 6.1; do
-	t "dkms $s: add+build; a new warning is no error (CI: error)" \
+	pool_add "dkms $s: add+build; a new warning is no error (CI: error)" 900 \
 		env FXBLK_DKMS_WARNING=1 bash "$TOP/tests/dkms.sh" "$(kver $s)"
 done
-
-# ---- packages: make install, .deb, lintian, upgrade/purge, .rpm -----------
+# packages: make install, .deb, lintian, upgrade/purge, .rpm
 # FXBLK_PKG_FULL=0: the fxctl rpm (a second fxctl build) only in make packages
-t "packages: install, deb, lintian, dkms 6.12, upgrade/purge, rpm" env FXBLK_PKG_FULL=0 bash "$TOP/tests/packages.sh"
+pool_add "packages: install, deb, lintian, dkms 6.12, upgrade/purge, rpm" 1000 \
+	env FXBLK_PKG_FULL=0 bash "$TOP/tests/packages.sh"
 
 # ---- lab tests -----------------------------------------------------------
 lab_kernel_ok() { [[ ,$LAB_KERNELS, == *,$1,* ]]; }
@@ -401,7 +449,7 @@ pool_add "selftest: lab passes an I/O error the script allows" 300 "$ST" ioerr-a
 pool_add "selftest: lab fails a run whose kernel is tainted" 300 "$ST" taint "$st_kernel"
 pool_add "selftest: lab checks boot 1's kernel log in a --boots 2 run" 300 "$ST" crash "$st_kernel"
 
-if [ ${#POOL_NAMES[@]} -gt 0 ]; then
+if printf '%s\n' "${POOL_NAMES[@]}" | grep -Eq '^(lab|selftest)'; then
 	FILTER= t "lab: build module + fxctl for the lab" lab_build
 fi
 pool_run
