@@ -74,7 +74,10 @@ kernel-debug:
 
 # The lab suite (the 6.12 entries of tests/lab/tests) plus tests/lab/debug on
 # the debug kernel; same output as make check ("N passed, N failed").
+# Two debug VMs at a time by default (KASAN and lockdep make each 2-4x
+# slower than the stock kernel; the fault tests' waits must still hold).
 check-debug: kernel-debug
+	FXBLK_LAB_JOBS=$(or $(FXBLK_LAB_JOBS),2) \
 	FXBLK_LAB_KERNELS=debug FXBLK_LAB_EXTRA_DIR=tests/lab/debug \
 		FXBLK_CHECK_FILTER='$(or $(FXBLK_CHECK_FILTER),^lab)' bash tests/check.sh
 
