@@ -40,6 +40,7 @@
 # Exits 1 if a lab run or any fio run failed (after writing the report,
 # whose "FAILED" lines say which).
 #   tests/bench/run.sh [--report-only] [--kinds "fabric-bw fabric-iops local seed"]
+#   make bench [BENCH_KINDS=seed-scale] (BENCH_KINDS: the same as --kinds)
 # Env: BENCH_KERNEL (6.1), BENCH_REPS, BENCH_SEED_REPS, BENCH_SCALE_REPS,
 #      BENCH_RUNTIME_BW, BENCH_RUNTIME_IOPS, BENCH_FABRIC_MBPS, BENCH_LOCAL_MBPS,
 #      BENCH_SEED_MIB (32: MiB per model/checkpoint file and reader),
@@ -64,7 +65,7 @@ RT_SEED=${BENCH_RUNTIME_SEED:-2}
 # dm-stripe fails 512 KiB io_uring reads on the raw device with EAGAIN (6.1,
 # members with 128 KiB max_sectors: a REQ_NOWAIT bio dm would have to split)
 EXPECT_FAIL=${BENCH_EXPECT_FAIL-^dm kv-raw-.*-uring fio job error 11 }
-KINDS="fabric-bw fabric-iops local seed"
+KINDS=${BENCH_KINDS:-fabric-bw fabric-iops local seed}
 REPORT_ONLY=0
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -196,7 +197,7 @@ def order: {"seqread-1m": 0, "seqwrite-1m": 1, "kv-512k-j8": 2, "kv-512k-j16": 3
 "IOPS rows uncapped. Latency and CPU ratios < 1 mean fxblk is better. CPU/IO = busy time of all",
 "VM CPUs (/proc/stat) ÷ I/Os, µs (includes fio and completion softirqs).",
 "",
-(.rows | group_by([.mode, .members]) | reverse[] |
+(.rows | group_by(.mode) | reverse[] | group_by(.members)[] |
   "## members: \(.[0].members) × \(.[0].mode)", "",
   "| workload | jobs×QD | metric | fxblk | ÷dm-stripe | ÷md-raid0 | ÷JBOD | ÷single | ÷cap sum | p50 fx/dm | p99 fx/dm | p99 fx/md | CPU/IO fx µs | CPU/IO fx/dm | CPU/IO fx/md |",
   "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",

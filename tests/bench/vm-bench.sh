@@ -48,7 +48,7 @@ DEVS=(fx dm md single jbod)
 
 nb_disk() { # nb_disk NAME: block device of configfs null_blk NAME (6.12 names
 	# the disk after the directory, 6.1 nullb<index>)
-	if [ -b /dev/$1 ]; then echo /dev/$1; else echo /dev/nullb$(cat $NB/$1/index); fi
+	if [ -b /dev/$1 ]; then echo /dev/$1; else echo "/dev/nullb$(cat $NB/$1/index)"; fi
 }
 # Capped members without null_blk's `mbps` (its bandwidth timer is restarted
 # from the submission path without serialisation and WARNs in
@@ -76,7 +76,7 @@ rm_local() { local d; for d in $NB/$1*; do echo 0 >$d/power; rmdir $d; done; }
 
 DEV=
 setup() { # setup KIND MEMBERS...: sets DEV (the target; jbod: members)
-	local k=$1 per sz cap tab m; shift
+	local k=$1 tab m; shift
 	case $k in
 	fx)
 		DEV=$(fxctl -o json create bench --chunk ${CHUNK_KB}K "$@" | jq -r .volume.device) ||
@@ -203,7 +203,7 @@ seed_args() {
 		[ -n "$line" ] || continue
 		IFS=: read -r id j d tgt met o <<<"$line"
 		if [ -n "${PICK:-}" ] && [[ " $PICK " != *" $id "* ]]; then continue; fi
-		fa=() F= base=0
+		fa=() F="" base=0
 		IFS=, read -r -a opt <<<"$o"
 		for o in "${opt[@]}"; do
 			case $o in
@@ -355,9 +355,10 @@ run_set() { # run_set SET "WORKLOADS" MEMBERS...
 }
 
 echo "BENCHINFO $(jq -nc --arg kind "$KIND" --arg kver "$(uname -r)" --argjson reps "$REPS" \
-	--argjson rt_bw "$RT_BW" --argjson rt_iops "$RT_IOPS" --argjson chunk_kb $CHUNK_KB --arg members "${FX_MEMBERS:-}" \
-	--arg cpus "$(nproc)" '{kind: $kind, kernel: $kver, reps: $reps, runtime_bw_s: $rt_bw, runtime_iops_s: $rt_iops,
-	chunk_kb: $chunk_kb, fabric_members: $members, cpus: $cpus}')"
+	--argjson rt_bw "$RT_BW" --argjson rt_iops "$RT_IOPS" --argjson rt_seed "$RT_SEED" --argjson chunk_kb $CHUNK_KB --arg members "${FX_MEMBERS:-}" \
+	--arg cpus "$(nproc)" --arg caps "$(cap_attrs "$LOCAL_MBPS")" '{kind: $kind, kernel: $kver, reps: $reps,
+	runtime_bw_s: $rt_bw, runtime_iops_s: $rt_iops, runtime_seed_s: $rt_seed,
+	chunk_kb: $chunk_kb, fabric_members: $members, cpus: $cpus, local_cap_attrs: $caps}')"
 modprobe xfs 2>/dev/null
 case $KIND in
 fabric-bw)
