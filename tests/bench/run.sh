@@ -173,7 +173,7 @@ def cap($m): if $m == "nvme-rdma" then $fcap else $lcap end;
               cpu_per_io: ($pairs | map(if (.o.cpu_us_per_io // 0) > 0 then .f.cpu_us_per_io / .o.cpu_us_per_io else null end) | median | r3),
               vm_cpu_per_io: ($pairs | map(if (.o.sys_us_per_io // 0) > 0 then .f.sys_us_per_io / .o.sys_us_per_io else null end) | spread)})}) | from_entries)
      }
-     | if .metric != "iops" and (.workload | test("^(seq|load|ckpt)")) then .fx_vs_cap_sum = ((.median.fx.value // 0) / (.members * cap(.mode)) | r3) else . end
+     | if .set == "bw" or (.workload | test("^(load|ckpt)")) then .fx_vs_cap_sum = ((.median.fx.value // 0) / (.members * cap(.mode)) | r3) else . end
   ]
 }' >"$OUT/results.json"
 
