@@ -349,6 +349,12 @@ run_set() { # run_set SET "WORKLOADS" MEMBERS...
 			setup "$k" "$@"
 			run_dev "$set" "$k" "$rep" "$wls"
 			teardown "$k"
+			# xfs made on md, a member or JBOD's members starts at a
+			# member's byte 0, and fxctl create refuses a member that
+			# carries a filesystem: wipe the signatures for the next device
+			if [ "$set" = seed ] && [[ $k =~ ^(md|single|jbod)$ ]]; then
+				wipefs -a -q "$@" || fail "wipefs $*"
+			fi
 		done
 		log "$KIND/$set: repeat $rep of $REPS done"
 	done
