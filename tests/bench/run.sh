@@ -1,28 +1,53 @@
 #!/bin/bash
 # make bench: fio on fxblk vs dm-stripe vs md raid0 vs JBOD vs one member, in
-# the lab VM, on three kinds of members (one lab boot each):
+# the lab VM, on these kinds of members (one lab boot each):
 #   fabric-bw    4 NVMe-oF/RDMA namespaces, null_blk behind them capped at
 #                BENCH_FABRIC_MBPS (default 20) MiB/s each: bandwidth rows
 #                (Soft-RoCE is CPU-bound under TCG; only capped members show
-#                aggregation, with <= 0.5% spread)
-#   fabric-iops  the same, uncapped: IOPS / latency rows
+#                aggregation)
+#   fabric-iops  the same, uncapped, connected with one poll queue each:
+#                IOPS / latency rows, and polled rows (io_uring --hipri) for
+#                every device but md (which does not poll)
 #   local        local null_blk members (no fabric): capped at BENCH_LOCAL_MBPS
 #                (default 200) for bandwidth rows, uncapped for IOPS rows, so
 #                the driver's own cost is what differs
+#   seed         the seed workloads on 4 local memory-backed null_blk members
+#                capped like local's: model load (4 readers, 8 MiB reads,
+#                direct and buffered), checkpoint save (4 writers, 4 MiB
+#                buffered writes to new files + fsync: MiB/s to durable),
+#                KV cache (512 KiB random reads, 8 and 16 jobs, chunk-aligned
+#                and not, io_uring and libaio), through the raw device and
+#                through xfs (O_DIRECT on preallocated files)
+#   seed-scale   (not default) a subset of the seed rows at 2, 4 and 8
+#                members, BENCH_SCALE_REPS (default 1) repeats
+# Caps: null_blk's `mbps` timer WARNs under concurrent submitters (and a
+# WARN fails the lab run), so members are capped by service time instead:
+# timer completions, 4 tags, 128 KiB commands (tests/bench/vm-bench.sh
+# cap_attrs; tests/lab/run --nullb-attr for the fabric).
 # Workloads (tests/bench/vm-bench.sh): 1 MiB seq read and write (1 job, QD 8),
 # 4 KiB random read QD 1 and QD 32, 512 KiB random read with 8 and 16 jobs
-# (KV-cache pattern). Devices alternate within a boot, BENCH_REPS (default 5)
-# repeats, BENCH_RUNTIME_BW (default 2) / BENCH_RUNTIME_IOPS (default 3)
-# seconds per fio run: short, to keep the whole bench < ~25 min of emulated
-# time (capped rows are steady within 0.5%, so 2 s is enough; uncapped rows
-# are noisy, +-10-20%, which is why the report gives medians of per-repeat
-# ratios and CPU time per I/O).
+# (KV-cache pattern), plus the seed rows. Devices alternate within a boot,
+# BENCH_REPS (default 5; seed BENCH_SEED_REPS, default 3) repeats,
+# BENCH_RUNTIME_BW (default 2) / BENCH_RUNTIME_IOPS (default 3) seconds per
+# time-based fio run. JBOD runs with as many I/Os in flight as the stacked
+# devices. The report gives medians with min-max over the repeats and
+# medians of per-repeat ratios; CPU per I/O is the busy time of all VM CPUs
+# (/proc/stat) from the first job's start to the last job's end / I/Os.
 #
-# Output: build/bench/results.json (raw samples + medians + ratios),
-# results.md (tables), results.png (ratios plot), <kind>.log (lab output).
-#   tests/bench/run.sh [--report-only] [--kinds "fabric-bw fabric-iops local"]
-# Env: BENCH_KERNEL (6.1), BENCH_REPS, BENCH_RUNTIME_BW, BENCH_RUNTIME_IOPS, BENCH_FABRIC_MBPS,
-#      BENCH_LOCAL_MBPS, BENCH_LAB_OPTS (extra tests/lab/run options).
+# Output: build/bench/results.json (raw samples + medians + ratios; schema
+# in docs/benchmarks.md), results.md (tables), results.png (ratios plot),
+# <kind>.log (lab output), history/<time>-<commit>.json (every report).
+# Exits 1 if a lab run or any fio run failed (after writing the report,
+# whose "FAILED" lines say which).
+#   tests/bench/run.sh [--report-only] [--kinds "fabric-bw fabric-iops local seed"]
+#   make bench [BENCH_KINDS=seed-scale] (BENCH_KINDS: the same as --kinds)
+# Env: BENCH_KERNEL (6.1), BENCH_REPS, BENCH_SEED_REPS, BENCH_SCALE_REPS,
+#      BENCH_RUNTIME_BW, BENCH_RUNTIME_IOPS, BENCH_FABRIC_MBPS, BENCH_LOCAL_MBPS,
+#      BENCH_SEED_MIB (32: MiB per model/checkpoint file and reader),
+#      BENCH_RUNTIME_SEED (2: seconds per KV-cache run),
+#      BENCH_EXPECT_FAIL (ERE on "DEV WORKLOAD ERROR" of failures that are a
+#      known result, default: dm-stripe's EAGAIN on raw io_uring KV reads),
+#      BENCH_LAB_OPTS (extra tests/lab/run options), BENCH_OUT (build/bench).
 set -euo pipefail
 TOP=$(cd "$(dirname "$(readlink -f "$0")")/../.." && pwd)
 OUT=${BENCH_OUT:-$TOP/build/bench}
@@ -32,7 +57,15 @@ RT_BW=${BENCH_RUNTIME_BW:-2}
 RT_IOPS=${BENCH_RUNTIME_IOPS:-3}
 FCAP=${BENCH_FABRIC_MBPS:-20}
 LCAP=${BENCH_LOCAL_MBPS:-200}
-KINDS="fabric-bw fabric-iops local"
+SEED_REPS=${BENCH_SEED_REPS:-3}
+SCALE_REPS=${BENCH_SCALE_REPS:-1}
+SEED_MIB=${BENCH_SEED_MIB:-32}
+RT_SEED=${BENCH_RUNTIME_SEED:-2}
+# fio failures that are a result, not a broken run (listed as expected in the report):
+# dm-stripe fails 512 KiB io_uring reads on the raw device with EAGAIN (6.1,
+# members with 128 KiB max_sectors: a REQ_NOWAIT bio dm would have to split)
+EXPECT_FAIL=${BENCH_EXPECT_FAIL-^dm kv-raw-.*-uring fio job error 11 }
+KINDS=${BENCH_KINDS:-fabric-bw fabric-iops local seed}
 REPORT_ONLY=0
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -49,23 +82,31 @@ T0=$(date +%s)
 
 if [ $REPORT_ONLY = 0 ]; then
 	for kind in $KINDS; do
+		reps=$REPS
 		case $kind in
-		fabric-bw)   opts=(--members 4 --mbps "$FCAP" --memory-backed 0); nwl=4; rt=$RT_BW ;;
-		fabric-iops) opts=(--members 4 --memory-backed 0); nwl=2; rt=$RT_IOPS ;;
-		local)       opts=(--no-fabric); nwl=6; rt=$RT_IOPS ;;
+		fabric-bw)   opts=(--members 4 --memory-backed 0)
+			for x in irqmode=2 hw_queue_depth=4 max_sectors=256 completion_nsec=$((4 * 128 * 1000000000 / 1024 / FCAP)); do
+				opts+=(--nullb-attr "$x")
+			done
+			nrun=$((5 * 4)); rt=$RT_BW ;;
+		fabric-iops) opts=(--members 4 --memory-backed 0 --poll-queues 1); nrun=$((5 * 2 + 4 * 2)); rt=$RT_IOPS ;;
+		local)       opts=(--no-fabric); nrun=$((5 * 6)); rt=$RT_IOPS ;;
+		# seed: 2 fio runs of 17 groups per device, ~6 s of set-up (mkfs, prep)
+		seed)        opts=(--no-fabric --mem 4G); reps=$SEED_REPS; nrun=$((5 * 17)); rt=$((RT_SEED + 2)) ;;
+		seed-scale)  opts=(--no-fabric --mem 4G); reps=$SCALE_REPS; nrun=$((3 * 5 * 8)); rt=$((RT_SEED + 3)) ;;
 		*) echo "bench: unknown kind $kind" >&2; exit 2 ;;
 		esac
-		# 5 devices x workloads x repeats x (runtime + fio start-up), plus boot
-		tmo=$((180 + 5 * nwl * REPS * (rt + 8)))
-		echo "bench: $kind on $KERNEL: $((5 * nwl * REPS)) fio runs of ${RT_BW}s (bandwidth) / ${RT_IOPS}s (IOPS) (timeout ${tmo}s)"
+		# fio groups x repeats x (runtime + start-up), plus boot
+		tmo=$((240 + nrun * reps * (rt + 6)))
+		echo "bench: $kind on $KERNEL: $nrun fio groups x $reps repeats (timeout ${tmo}s)"
 		set +e
 		# shellcheck disable=SC2086
 		# no_timer_check: on a loaded host the emulated IO-APIC timer check
 		# can fail at boot under TCG ("IO-APIC + timer doesn't work!" panic)
 		"$TOP/tests/lab/run" --kernel "$KERNEL" "${opts[@]}" --timeout "$tmo" \
 			--append no_timer_check ${BENCH_LAB_OPTS:-} \
-			-- "$TOP/tests/bench/vm-bench.sh" "$kind" "$REPS" "$RT_BW" "$RT_IOPS" "$LCAP" 2>&1 |
-			tee "$OUT/$kind.log" | grep --line-buffered -E '^(\[|PASS|FAIL|lab:)'
+			-- "$TOP/tests/bench/vm-bench.sh" "$kind" "$reps" "$RT_BW" "$RT_IOPS" "$LCAP" "$SEED_MIB" "$RT_SEED" 2>&1 |
+			tee "$OUT/$kind.log" | grep --line-buffered -E '^(\[|PASS|FAIL|SKIP|lab:|bench:)'
 		rc=${PIPESTATUS[0]}
 		set -e
 		[ "$rc" = 0 ] || { echo "bench: lab run for $kind failed (exit $rc), see $OUT/$kind.log" >&2; exit 1; }
@@ -84,99 +125,117 @@ NS=$(jq length "$OUT/samples.json")
 [ "$NS" -gt 0 ] || { echo "bench: no samples in ${LOGS[*]}" >&2; exit 1; }
 
 jq -n --slurpfile s "$OUT/samples.json" --slurpfile info "$OUT/info.json" \
-	--argjson fcap "$FCAP" --argjson lcap "$LCAP" --arg kernel "$KERNEL" '
+	--argjson fcap "$FCAP" --argjson lcap "$LCAP" --arg kernel "$KERNEL" --arg xf "$EXPECT_FAIL" '
 def median: map(select(. != null)) | sort |
 	if length == 0 then null elif length % 2 == 1 then .[length / 2 | floor]
 	else (.[length / 2 - 1] + .[length / 2]) / 2 end;
 def r3: if . == null then null else (. * 1000 | round) / 1000 end;
-def mode: if startswith("fabric") then "nvme-rdma" else "null_blk-local" end;
-def metric: if .set == "bw" then "mibs" else "iops" end;
+# {median, min, max} of a list (nulls dropped)
+def spread: map(select(. != null)) | {median: (median | r3), min: (min | r3), max: (max | r3)};
+def mode: if startswith("fabric") then "nvme-rdma" elif startswith("seed") then "null_blk-local-mem" else "null_blk-local" end;
+def cap($m): if $m == "nvme-rdma" then $fcap else $lcap end;
 ($s[0]) as $all
 | ($all | map(select(.error == null))) as $ok
 | {
-  schema_version: 1,
+  schema_version: 2,
   kernel: $kernel,
-  caps_mibs: {"nvme-rdma": $fcap, "null_blk-local": $lcap},
+  caps_mibs: {"nvme-rdma": $fcap, "null_blk-local": $lcap, "null_blk-local-mem": $lcap},
   info: $info[0],
-  failed_runs: ($all | map(select(.error != null))),
+  failed_runs: ($all | map(select(.error != null) | .expected = ($xf != "" and ("\(.dev) \(.wl) \(.error)" | test($xf))))),
   samples: $all,
-  rows: [ $ok | group_by([(.kind | mode), .wl])[] |
-    (.[0] | {mode: (.kind | mode), wl, set, metric: metric}) as $h
-    | . as $g
-    | ($h.metric) as $m
-    | {mode: $h.mode, workload: $h.wl, set: $h.set, metric: (if $m == "mibs" then "MiB/s" else "IOPS" end),
+  rows: [ $ok | group_by([(.kind | mode), (.members // 4), .set, .wl])[] |
+    . as $g
+    | (.[0].metric // (if .[0].set == "bw" then "mibs" else "iops" end)) as $m
+    | {mode: (.[0].kind | mode), members: (.[0].members // 4), workload: .[0].wl, set: .[0].set, metric: $m,
+       unit: {"mibs": "MiB/s", "iops": "IOPS", "dmibs": "MiB/s to durable"}[$m],
        jobs: .[0].jobs, qd: .[0].qd,
-       median: ($g | group_by(.dev) | map({key: .[0].dev, value: {
+       failed: (.[0] as $h | [ $all[] | select(.error != null and (.kind | mode) == ($h.kind | mode) and (.members // 4) == ($h.members // 4)
+           and .set == $h.set and .wl == $h.wl) ] | group_by(.dev) | map({key: .[0].dev, value: length}) | from_entries),
+       median: ($g | group_by(.dev) | map({key: .[0].dev, value: ({
            value: (map(.[$m]) | median | r3),
+           min: (map(.[$m]) | min | r3),
+           max: (map(.[$m]) | max | r3),
+           wall_s: (map(.wall_s) | spread),
            lat_mean_us: (map(.lat_mean_us) | median | r3),
-           lat_p99_us: (map(.lat_p99_us) | median | r3),
+           lat_p50_us: (map(.lat_p50_us) | spread),
+           lat_p99_us: (map(.lat_p99_us) | spread),
            cpu_us_per_io: (map(.cpu_us_per_io) | median | r3),
-           sys_us_per_io: (map(.sys_us_per_io) | median | r3),
-           n: length}}) | from_entries),
+           sys_us_per_io: (map(.sys_us_per_io) | spread),
+           n: length})}) | from_entries),
        ratios: ([ "dm", "md", "jbod", "single" ] | map(. as $o | {key: ("fxblk/" + ({"dm": "dm-stripe", "md": "md-raid0", "jbod": "JBOD", "single": "single"}[$o])),
          value: ([ $g[] | select(.dev == "fx") ] as $fx
            | [ $fx[] as $f | $g[] | select(.dev == $o and .rep == $f.rep) | {f: $f, o: .} ] as $pairs
            | {pairs: ($pairs | length),
-              throughput: ($pairs | map(if .o[$m] > 0 then .f[$m] / .o[$m] else null end) | median | r3),
+              throughput: ($pairs | map(if .o[$m] > 0 then .f[$m] / .o[$m] else null end) | spread),
               lat_mean: ($pairs | map(if .o.lat_mean_us > 0 then .f.lat_mean_us / .o.lat_mean_us else null end) | median | r3),
-              lat_p99: ($pairs | map(if .o.lat_p99_us > 0 then .f.lat_p99_us / .o.lat_p99_us else null end) | median | r3),
+              lat_p50: ($pairs | map(if .o.lat_p50_us > 0 then .f.lat_p50_us / .o.lat_p50_us else null end) | spread),
+              lat_p99: ($pairs | map(if .o.lat_p99_us > 0 then .f.lat_p99_us / .o.lat_p99_us else null end) | spread),
               cpu_per_io: ($pairs | map(if (.o.cpu_us_per_io // 0) > 0 then .f.cpu_us_per_io / .o.cpu_us_per_io else null end) | median | r3),
-              vm_cpu_per_io: ($pairs | map(if (.o.sys_us_per_io // 0) > 0 then .f.sys_us_per_io / .o.sys_us_per_io else null end) | median | r3)})}) | from_entries)
+              vm_cpu_per_io: ($pairs | map(if (.o.sys_us_per_io // 0) > 0 then .f.sys_us_per_io / .o.sys_us_per_io else null end) | spread)})}) | from_entries)
      }
-     | if .set == "bw" then .fx_vs_cap_sum = ((.median.fx.value // 0) / (4 * (if .mode == "nvme-rdma" then $fcap else $lcap end)) | r3) else . end
+     | if .set == "bw" or (.workload | test("^(load|ckpt)")) then .fx_vs_cap_sum = ((.median.fx.value // 0) / (.members * cap(.mode)) | r3) else . end
   ]
 }' >"$OUT/results.json"
 
 # markdown
 jq -r '
 def f(d): if . == null then "–" else (. * pow(10; d) | round) / pow(10; d) | tostring end;
-def order: {"seqread-1m": 0, "seqwrite-1m": 1, "kv-512k-j8": 2, "kv-512k-j16": 3, "randread-4k-qd1": 4, "randread-4k-qd32": 5}[.workload] // 9;
+def sp(d): if . == null or .median == null then "–" else "\(.median | f(d)) (\(.min | f(d))–\(.max | f(d)))" end;
+# rc(dev; field; d): ratio cell fx/dev, "failed ×N" where dev had failed runs and no pairs
+def rc($r; $o; $k; d): ($r.ratios["fxblk/" + {"dm": "dm-stripe", "md": "md-raid0", "jbod": "JBOD", "single": "single"}[$o]][$k]) as $v
+	| if ($v == null or $v.median == null) and (($r.failed[$o] // 0) > 0 or ($r.failed.fx // 0) > 0)
+	  then "failed ×\(($r.failed[$o] // 0) + ($r.failed.fx // 0))" else ($v | sp(d)) end;
+def order: {"seqread-1m": 0, "seqwrite-1m": 1, "kv-512k-j8": 2, "kv-512k-j16": 3, "randread-4k-qd1": 4, "randread-4k-qd32": 5,
+	"randread-4k-qd8-uring": 6, "randread-4k-qd8-hipri": 7}[.workload] // 9;
 "# fxblk bench (kernel \(.kernel))",
 "",
-"Median of per-repeat ratios fxblk ÷ other device (same boot, devices alternated).",
-"Throughput = MiB/s for bandwidth rows (members capped: nvme-rdma \(.caps_mibs["nvme-rdma"]) MiB/s,",
-"null_blk-local \(.caps_mibs["null_blk-local"]) MiB/s each; cap sum = 4 × cap), IOPS for the others (uncapped).",
-"Latency and CPU ratios < 1 mean fxblk is better. CPU/IO (fio) = fio (usr+sys) ÷ I/Os;",
-"CPU/IO (VM) = whole-VM busy time from /proc/stat ÷ I/Os (includes completion softirqs).",
+"Medians over the repeats with (min–max); ratios are medians of per-repeat ratios fxblk ÷ other",
+"device (same boot, devices alternated). Throughput: MiB/s for bandwidth, model-load and KV rows",
+"measured in MiB/s, IOPS for 4 KiB rows, MiB/s to durable (bytes ÷ time from the start of the first writer",
+"start to the last fsync) for checkpoint rows. Members capped by service time (nominal cap:",
+"nvme-rdma \(.caps_mibs["nvme-rdma"]) MiB/s, local \(.caps_mibs["null_blk-local"]) MiB/s each; cap sum = members × cap);",
+"IOPS rows uncapped. Latency and CPU ratios < 1 mean fxblk is better. CPU/IO = busy time of all",
+"VM CPUs (/proc/stat) ÷ I/Os, µs (includes fio and completion softirqs).",
 "",
-(.rows | group_by(.mode) | reverse[] |
-  "## members: \(.[0].mode)", "",
-  "| workload | jobs×QD | metric | fxblk | ÷dm-stripe | ÷md-raid0 | ÷JBOD | ÷single | ÷cap sum | lat fx/dm | p99 fx/dm | lat fx/md | CPU/IO fx/dm (fio) | CPU/IO fx/dm (VM) | CPU/IO fx/md (VM) |",
+(.rows | group_by(.mode) | reverse[] | group_by(.members)[] |
+  "## members: \(.[0].members) × \(.[0].mode)", "",
+  "| workload | jobs×QD | metric | fxblk | ÷dm-stripe | ÷md-raid0 | ÷JBOD | ÷single | ÷cap sum | p50 fx/dm | p99 fx/dm | p99 fx/md | CPU/IO fx µs | CPU/IO fx/dm | CPU/IO fx/md |",
   "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
-  (sort_by(order)[] |
-   "| \(.workload) | \(.jobs)×\(.qd) | \(.metric) | \(.median.fx.value | f(1)) | \(.ratios["fxblk/dm-stripe"].throughput | f(3)) | \(.ratios["fxblk/md-raid0"].throughput | f(3)) | \(.ratios["fxblk/JBOD"].throughput | f(3)) | \(.ratios["fxblk/single"].throughput | f(3)) | \(.fx_vs_cap_sum | f(3)) | \(.ratios["fxblk/dm-stripe"].lat_mean | f(3)) | \(.ratios["fxblk/dm-stripe"].lat_p99 | f(3)) | \(.ratios["fxblk/md-raid0"].lat_mean | f(3)) | \(.ratios["fxblk/dm-stripe"].cpu_per_io | f(3)) | \(.ratios["fxblk/dm-stripe"].vm_cpu_per_io | f(3)) | \(.ratios["fxblk/md-raid0"].vm_cpu_per_io | f(3)) |"),
+  (sort_by(order, .workload)[] | . as $r |
+   "| \(.workload) | \(.jobs)×\(.qd) | \(.unit) | \(.median.fx | if . == null then "–" else {median: .value, min, max} | sp(1) end) | \(rc($r; "dm"; "throughput"; 3)) | \(rc($r; "md"; "throughput"; 3)) | \(rc($r; "jbod"; "throughput"; 3)) | \(rc($r; "single"; "throughput"; 3)) | \(.fx_vs_cap_sum | f(3)) | \(rc($r; "dm"; "lat_p50"; 3)) | \(rc($r; "dm"; "lat_p99"; 3)) | \(rc($r; "md"; "lat_p99"; 3)) | \(.median.fx.sys_us_per_io | sp(0)) | \(rc($r; "dm"; "vm_cpu_per_io"; 3)) | \(rc($r; "md"; "vm_cpu_per_io"; 3)) |"),
   "",
-  "Absolute medians (value; mean/p99 latency µs; VM CPU µs per I/O):", "",
+  "Absolute medians (min–max): value; p50/p99 µs; CPU µs per I/O (VM); checkpoint and model-load rows also time in s:", "",
   "| workload | fxblk | dm-stripe | md-raid0 | JBOD | single |",
   "|---|---|---|---|---|---|",
-  (sort_by(order)[] | . as $r |
-   "| \(.workload) (\(.metric)) | " + ([ "fx", "dm", "md", "jbod", "single" ] | map($r.median[.] as $d |
-     if $d == null then "–" else "\($d.value | f(1)); \($d.lat_mean_us | f(0))/\($d.lat_p99_us | f(0)); \($d.sys_us_per_io | f(1))" end) | join(" | ")) + " |"),
+  (sort_by(order, .workload)[] | . as $r |
+   "| \(.workload) (\(.unit)) | " + ([ "fx", "dm", "md", "jbod", "single" ] | map($r.median[.] as $d |
+     if $d == null then (if ($r.failed[.] // 0) > 0 then "failed ×\($r.failed[.])" else "–" end) else "\({median: $d.value, min: $d.min, max: $d.max} | sp(1)); \($d.lat_p50_us.median | f(0))/\($d.lat_p99_us.median | f(0)); \($d.sys_us_per_io | sp(0))" +
+       (if ($r.workload | test("^(load|ckpt)")) then "; \($d.wall_s | sp(2)) s" else "" end) end) | join(" | ")) + " |"),
   ""),
-"Runs: \(.samples | length) fio runs, \(.failed_runs | length) failed.",
-(.failed_runs[] | "- FAILED: \(.kind) \(.dev) \(.wl) rep \(.rep): \(.error)")
+"Runs: \(.samples | length) workload runs, \(.failed_runs | map(select(.expected | not)) | length) failed, \(.failed_runs | map(select(.expected)) | length) failed as expected.",
+(.failed_runs[] | "- \(if .expected then "failed as expected" else "FAILED" end): \(.kind) \(.members // 4) members \(.dev) \(.wl) rep \(.rep): \(.error)")
 ' "$OUT/results.json" >"$OUT/results.md"
 
 # plot: throughput ratios per row (gnuplot, clustered bars, line at 1.0)
 jq -r '
 def order: {"seqread-1m": 0, "seqwrite-1m": 1, "kv-512k-j8": 2, "kv-512k-j16": 3, "randread-4k-qd1": 4, "randread-4k-qd32": 5}[.workload] // 9;
-.rows | sort_by(.mode, order)[] |
-[ ((if .mode == "nvme-rdma" then "rdma" else "local" end) + ":" + .workload) ] +
-([ "fxblk/dm-stripe", "fxblk/md-raid0", "fxblk/JBOD", "fxblk/single" ] as $k | [ $k[] as $x | (.ratios[$x].throughput // "NaN") ]) +
-([ "fxblk/dm-stripe", "fxblk/md-raid0", "fxblk/JBOD" ] as $k | [ $k[] as $x | (.ratios[$x].vm_cpu_per_io // "NaN") ]) | @tsv' \
+.rows | sort_by(.mode, .members, order, .workload)[] |
+[ ({"nvme-rdma": "rdma", "null_blk-local": "local", "null_blk-local-mem": "seed"}[.mode] + "\(.members):" + .workload) ] +
+([ "fxblk/dm-stripe", "fxblk/md-raid0", "fxblk/JBOD", "fxblk/single" ] as $k | [ $k[] as $x | (.ratios[$x].throughput.median // "NaN") ]) +
+([ "fxblk/dm-stripe", "fxblk/md-raid0", "fxblk/JBOD" ] as $k | [ $k[] as $x | (.ratios[$x].vm_cpu_per_io.median // "NaN") ]) | @tsv' \
 	"$OUT/results.json" >"$OUT/ratios.tsv"
 if command -v gnuplot >/dev/null; then
 	gnuplot <<GP || echo "bench: gnuplot failed; no plot" >&2
-set terminal pngcairo size 1400,900 font ",10"
+set terminal pngcairo size 1800,1000 font ",9"
 set output "$OUT/results.png"
-set multiplot layout 2,1 title "fxblk vs other devices over the same 4 members, kernel $KERNEL (median of per-repeat ratios)"
+set multiplot layout 2,1 title "fxblk vs other devices over the same members, kernel $KERNEL (median of per-repeat ratios)"
 set style data histograms
 set style histogram clustered gap 1
 set style fill solid 0.85 border -1
 set boxwidth 0.9
 set datafile separator "\t"
 set datafile missing "NaN"
-set xtics rotate by -20 noenhanced font ",9"
+set xtics rotate by -45 noenhanced font ",8"
 set grid ytics
 set key outside right top
 set yrange [0:*]
@@ -189,6 +248,14 @@ plot "$OUT/ratios.tsv" using 6:xtic(1) title "÷ dm-stripe", '' using 7 title "�
 unset multiplot
 GP
 fi
+mkdir -p "$OUT/history"
+H=$OUT/history/$(date -u +%Y%m%dT%H%M%SZ)-$(git -C "$TOP" rev-parse --short HEAD 2>/dev/null || echo nogit)$(git -C "$TOP" diff --quiet HEAD 2>/dev/null || echo -dirty).json
+cp "$OUT/results.json" "$H"
 cat "$OUT/results.md"
 echo
-echo "bench: $NS fio runs; results in $OUT/results.{json,md,png}; took $(($(date +%s) - T0)) s"
+NF=$(jq '.failed_runs | map(select(.expected | not)) | length' "$OUT/results.json")
+echo "bench: $NS workload runs; results in $OUT/results.{json,md,png} (copy: $H); took $(($(date +%s) - T0)) s"
+if [ "$NF" -gt 0 ]; then
+	echo "bench: FAILED: $NF workload runs failed (listed above and in results.json .failed_runs); their rows lack those samples" >&2
+	exit 1
+fi
