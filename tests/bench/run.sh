@@ -20,6 +20,18 @@
 #                through xfs (O_DIRECT on preallocated files)
 #   seed-scale   (not default) a subset of the seed rows at 2, 4 and 8
 #                members, BENCH_SCALE_REPS (default 1) repeats
+#   peer         GPU peer-memory paths (issue 8; tests/bench/vm-peer.sh): fxN
+#                over 4 NVMe-oF members capped like fabric-bw's; fxctl peer
+#                bench reads BENCH_PEER_MIB (128) MiB in 1 MiB reads, depth 4,
+#                per path: posix (O_DIRECT into host memory), staged (libfxio's
+#                bounce pool into emulated device memory, host copy engine),
+#                direct (registered host memory through /dev/fxblk-peer);
+#                the staged ÷ posix ratio is the issue's target (>= 0.9)
+#   peer-p2p     the direct path with PCI P2PDMA pages (tests/bench/vm-p2p.sh):
+#                O_DIRECT reads into an emulated NVMe CMB (p2pmem) and into
+#                host memory, on fxN over two emulated nvme-pci namespaces and
+#                on one of them alone; needs the lab's debug kernel (make
+#                kernel-debug: CONFIG_PCI_P2PDMA) and QEMU q35, else SKIP
 # Caps: null_blk's `mbps` timer WARNs under concurrent submitters (and a
 # WARN fails the lab run), so members are capped by service time instead:
 # timer completions, 4 tags, 128 KiB commands (tests/bench/vm-bench.sh
@@ -65,7 +77,8 @@ RT_SEED=${BENCH_RUNTIME_SEED:-2}
 # dm-stripe fails 512 KiB io_uring reads on the raw device with EAGAIN (6.1,
 # members with 128 KiB max_sectors: a REQ_NOWAIT bio dm would have to split)
 EXPECT_FAIL=${BENCH_EXPECT_FAIL-^dm kv-raw-.*-uring fio job error 11 }
-KINDS=${BENCH_KINDS:-fabric-bw fabric-iops local seed}
+PEER_MIB=${BENCH_PEER_MIB:-128}
+KINDS=${BENCH_KINDS:-fabric-bw fabric-iops local seed peer peer-p2p}
 REPORT_ONLY=0
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -83,6 +96,8 @@ T0=$(date +%s)
 if [ $REPORT_ONLY = 0 ]; then
 	for kind in $KINDS; do
 		reps=$REPS
+		vmscript=("$TOP/tests/bench/vm-bench.sh" "$kind" "$reps" "$RT_BW" "$RT_IOPS" "$LCAP" "$SEED_MIB" "$RT_SEED")
+		kernel=$KERNEL
 		case $kind in
 		fabric-bw)   opts=(--members 4 --memory-backed 0)
 			for x in irqmode=2 hw_queue_depth=4 max_sectors=256 completion_nsec=$((4 * 128 * 1000000000 / 1024 / FCAP)); do
@@ -94,18 +109,36 @@ if [ $REPORT_ONLY = 0 ]; then
 		# seed: 2 fio runs of 17 groups per device, ~6 s of set-up (mkfs, prep)
 		seed)        opts=(--no-fabric --mem 4G); reps=$SEED_REPS; nrun=$((5 * 17)); rt=$((RT_SEED + 2)) ;;
 		seed-scale)  opts=(--no-fabric --mem 4G); reps=$SCALE_REPS; nrun=$((3 * 5 * 8)); rt=$((RT_SEED + 3)) ;;
+		peer)        opts=(--members 4 --memory-backed 0)
+			for x in irqmode=2 hw_queue_depth=4 max_sectors=256 completion_nsec=$((4 * 128 * 1000000000 / 1024 / FCAP)); do
+				opts+=(--nullb-attr "$x")
+			done
+			vmscript=("$TOP/tests/bench/vm-peer.sh" "$reps" "$PEER_MIB" 1024 4)
+			nrun=3; rt=$((PEER_MIB / 4 / FCAP + 4)) ;;
+		peer-p2p)
+			# shellcheck source=/dev/null
+			kernel=$(. "${FXBLK_CACHE:-/var/cache/fxblk}/kernels.env" 2>/dev/null; echo "${FXBLK_KVER_DEBUG:-}")
+			if [ -z "$kernel" ] || [ ! -f "${FXBLK_CACHE:-/var/cache/fxblk}/k/$kernel/vmlinux" ]; then
+				echo "SKIP: bench peer-p2p: no kernel with CONFIG_PCI_P2PDMA in the lab (make kernel-debug builds one)" |
+					tee "$OUT/$kind.log"
+				continue
+			fi
+			opts=(--members 1 --size-mb 256 --machine q35 --nvme-pci 3 --cmb-mb 64)
+			vmscript=("$TOP/tests/bench/vm-p2p.sh" "$reps" 32 1024)
+			# the debug kernel boots in minutes under TCG
+			nrun=8; rt=60 ;;
 		*) echo "bench: unknown kind $kind" >&2; exit 2 ;;
 		esac
 		# fio groups x repeats x (runtime + start-up), plus boot
 		tmo=$((240 + nrun * reps * (rt + 6)))
-		echo "bench: $kind on $KERNEL: $nrun fio groups x $reps repeats (timeout ${tmo}s)"
+		echo "bench: $kind on $kernel: $nrun fio groups x $reps repeats (timeout ${tmo}s)"
 		set +e
 		# shellcheck disable=SC2086
 		# no_timer_check: on a loaded host the emulated IO-APIC timer check
 		# can fail at boot under TCG ("IO-APIC + timer doesn't work!" panic)
-		"$TOP/tests/lab/run" --kernel "$KERNEL" "${opts[@]}" --timeout "$tmo" \
+		"$TOP/tests/lab/run" --kernel "$kernel" "${opts[@]}" --timeout "$tmo" \
 			--append no_timer_check ${BENCH_LAB_OPTS:-} \
-			-- "$TOP/tests/bench/vm-bench.sh" "$kind" "$reps" "$RT_BW" "$RT_IOPS" "$LCAP" "$SEED_MIB" "$RT_SEED" 2>&1 |
+			-- "${vmscript[@]}" 2>&1 |
 			tee "$OUT/$kind.log" | grep --line-buffered -E '^(\[|PASS|FAIL|SKIP|lab:|bench:)'
 		rc=${PIPESTATUS[0]}
 		set -e
@@ -122,7 +155,15 @@ done
 sed -n 's/^BENCH //p' "${LOGS[@]}" | jq -s . >"$OUT/samples.json"
 sed -n 's/^BENCHINFO //p' "${LOGS[@]}" | jq -s . >"$OUT/info.json"
 NS=$(jq length "$OUT/samples.json")
-[ "$NS" -gt 0 ] || { echo "bench: no samples in ${LOGS[*]}" >&2; exit 1; }
+sed -n 's/^BENCHPEER //p' "${LOGS[@]}" | jq -s . >"$OUT/peer-samples.json"
+sed -n 's/^BENCHP2P //p' "${LOGS[@]}" | jq -s . >"$OUT/p2p-samples.json"
+NP=$(jq -s 'map(length) | add' "$OUT/peer-samples.json" "$OUT/p2p-samples.json")
+for kind in $KINDS; do	# a peer kind that ran must have given samples
+	case $kind in peer) pat='^BENCHPEER ' ;; peer-p2p) pat='^BENCHP2P ' ;; *) continue ;; esac
+	grep -q '^SKIP: ' "$OUT/$kind.log" || grep -q "$pat" "$OUT/$kind.log" ||
+		{ echo "bench: no samples in $OUT/$kind.log" >&2; exit 1; }
+done
+[ "$NS" -gt 0 ] || [ "$NP" -gt 0 ] || { echo "bench: no samples in ${LOGS[*]}" >&2; exit 1; }
 
 jq -n --slurpfile s "$OUT/samples.json" --slurpfile info "$OUT/info.json" \
 	--argjson fcap "$FCAP" --argjson lcap "$LCAP" --arg kernel "$KERNEL" --arg xf "$EXPECT_FAIL" '
@@ -176,6 +217,14 @@ def cap($m): if $m == "nvme-rdma" then $fcap else $lcap end;
      | if .set == "bw" or (.workload | test("^(load|ckpt)")) then .fx_vs_cap_sum = ((.median.fx.value // 0) / (.members * cap(.mode)) | r3) else . end
   ]
 }' >"$OUT/results.json"
+# peer rows (issue 8): .peer {libfxio, p2pdma, info, skipped}
+jq -n --slurpfile peer "$OUT/peer-samples.json" --slurpfile p2p "$OUT/p2p-samples.json" \
+	"\$peer[0] as \$peer | \$p2p[0] as \$p2p | $(grep -v '^#' "$TOP/tests/bench/peer-rows.jq")" >"$OUT/peer.json"
+jq --slurpfile p "$OUT/peer.json" \
+	--argjson pinfo "$(sed -n 's/^BENCHPEERINFO //p; s/^BENCHP2PINFO //p' "${LOGS[@]}" | jq -s .)" \
+	--argjson pskip "$(sed -n 's/^SKIP: bench //p' "${LOGS[@]}" | jq -R . | jq -s .)" \
+	'.peer = ($p[0] + {info: $pinfo, skipped: $pskip})' "$OUT/results.json" >"$OUT/results.json.tmp" &&
+	mv "$OUT/results.json.tmp" "$OUT/results.json"
 
 # markdown
 jq -r '
@@ -215,6 +264,25 @@ def order: {"seqread-1m": 0, "seqwrite-1m": 1, "kv-512k-j8": 2, "kv-512k-j16": 3
 "Runs: \(.samples | length) workload runs, \(.failed_runs | map(select(.expected | not)) | length) failed, \(.failed_runs | map(select(.expected)) | length) failed as expected.",
 (.failed_runs[] | "- \(if .expected then "failed as expected" else "FAILED" end): \(.kind) \(.members // 4) members \(.dev) \(.wl) rep \(.rep): \(.error)")
 ' "$OUT/results.json" >"$OUT/results.md"
+jq -r '
+def f(d): if . == null then "–" else (. * pow(10; d) | round) / pow(10; d) | tostring end;
+def sp(d): if . == null or .median == null then "–" else "\(.median | f(d)) (\(.min | f(d))–\(.max | f(d)))" end;
+.peer | select(.libfxio != null or .p2pdma != null or (.skipped | length) > 0) |
+"", "## GPU peer-memory paths (issue 8)", "",
+(if .libfxio != null then
+  "libfxio via `fxctl peer bench` on fxN over NVMe-oF members (no GPU: \"device memory\" is emulated,",
+  "the staged path copies with the host engine). Medians (min–max) over \(.libfxio.posix.mibs.n // 0) repeats; target: staged ÷ posix ≥ 0.9.", "",
+  "| path | MiB/s | ÷ posix (same repeat) | note |", "|---|---|---|---|",
+  (.libfxio | to_entries | sort_by({"posix": 0, "staged": 1, "direct": 2}[.key] // 9)[] | "| \(.key) | \(.value.mibs | sp(1)) | \(.value.ratio_to_posix | sp(3)) | \(if .value.ran then .value.reason else "not run: " + .value.reason end) |"),
+  "" else empty end),
+(if .p2pdma != null then
+  "O_DIRECT reads into PCI P2PDMA memory (an emulated NVMe CMB standing in for GPU VRAM) and into host",
+  "memory, QEMU q35, lab debug kernel; fx = fxN over two emulated nvme-pci namespaces, single = one of them:", "",
+  "| device | into P2PDMA MiB/s | into host MiB/s | P2PDMA ÷ host |", "|---|---|---|---|",
+  (.p2pdma | to_entries[] | "| \(.key) | \(.value.p2pdma_mibs | sp(1)) | \(.value.host_mibs | sp(1)) | \(.value.ratio_p2pdma_to_host | sp(3)) |"),
+  "" else empty end),
+(.skipped[] | "SKIP: \(.)"), ""
+' "$OUT/results.json" >>"$OUT/results.md"
 
 # plot: throughput ratios per row (gnuplot, clustered bars, line at 1.0)
 jq -r '
@@ -254,7 +322,7 @@ cp "$OUT/results.json" "$H"
 cat "$OUT/results.md"
 echo
 NF=$(jq '.failed_runs | map(select(.expected | not)) | length' "$OUT/results.json")
-echo "bench: $NS workload runs; results in $OUT/results.{json,md,png} (copy: $H); took $(($(date +%s) - T0)) s"
+echo "bench: $NS workload runs, $NP peer samples; results in $OUT/results.{json,md,png} (copy: $H); took $(($(date +%s) - T0)) s"
 if [ "$NF" -gt 0 ]; then
 	echo "bench: FAILED: $NF workload runs failed (listed above and in results.json .failed_runs); their rows lack those samples" >&2
 	exit 1
