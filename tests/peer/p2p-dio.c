@@ -205,7 +205,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "fxblk-p2p-dio: OFFSET and LENGTH must be multiples of 4096\n");
 		return 2;
 	}
-	if (reps < 0 || reps > 1000 || !total || total % len) {
+	if (reps < 0 || reps > 1000 || (reps && (!total || total % len))) {
 		fprintf(stderr, "fxblk-p2p-dio: bench= must be 1..1000, total= a multiple of LENGTH\n");
 		return 2;
 	}
