@@ -1,5 +1,5 @@
 #!/bin/bash
-# lab: kernels=5.10,6.1,6.12 quick=5.10,6.12 members=4 timeout=1200 file=/usr/sbin/blkdiscard:/lab/bin/blkdiscard file=/usr/sbin/fstrim:/lab/bin/fstrim
+# lab: kernels=5.10,6.1,6.12 quick=5.10,6.12 members=4 timeout=1200 nullb-attr=cache_size=64 file=/usr/sbin/blkdiscard:/lab/bin/blkdiscard file=/usr/sbin/fstrim:/lab/bin/fstrim
 # Flush, FUA, discard and write-zeroes reach the members:
 #  - fsync on /dev/fxN (fio --fsync=1): every member sees >= one flush per fsync,
 #    counted twice: by fxblk (fxctl stats: members[].flush.ios) and by the
@@ -16,6 +16,9 @@
 #    the member reads back zeroes after a discard on its own (the lab's
 #    null_blk members have discard on and are memory-backed), so must fx;
 #  - fstrim on ext4 on fxN trims something and the discards reach every member.
+# Members get a volatile write cache (null_blk cache_size, header above): from
+# 7.x on nvmet reports VWC only when its backing device has one, and members
+# without it are "write through", so fxN is too and no flush reaches fxblk.
 . /lab/lib.sh
 read -r -a M <<<"${FX_MEMBERS:-}"
 [ "${#M[@]}" -ge 4 ] || fail "needs 4 members in FX_MEMBERS (got '${FX_MEMBERS:-}')"

@@ -1,8 +1,10 @@
 #!/bin/bash
-# lab: kernels=6.1,6.12 quick=6.12 members=4 timeout=600
+# lab: kernels=6.1,6.12 quick=6.12 members=4 timeout=600 nullb-attr=cache_size=64
 # Flush ordering: the data of a PREFLUSH write must not be issued before every
 # member's flush completed (Documentation/block/writeback_cache_control.rst;
 # dm flushes all targets, waits, then sends the data without PREFLUSH).
+# Members have a volatile write cache (null_blk cache_size, header above): on
+# 7.x nvmet reports VWC only when its backing device has one.
 #
 # Members 0, 2, 3 are dm-delay devices whose flushes take FLUSH_MS (the
 # 9-argument table: reads and writes undelayed, flushes delayed); member 1,
