@@ -160,6 +160,17 @@ fetch_one() {	# fetch_one KVER CHROOT
 	log "$kver unpacked in $d, headers in $c/usr/src/linux-headers-$kver"
 }
 
+# with_dkms CHROOT: the suite's own dkms in the chroot, so that the
+# fxblk-dkms .deb's maintainer scripts run the real dkms against these
+# kernels' headers (tests/packages.sh, step 8)
+with_dkms() {
+	[ -x "$1/usr/sbin/dkms" ] && return
+	log "installing dkms in $1"
+	"$RUN" "$1" -- env DEBIAN_FRONTEND=noninteractive apt-get -q -y \
+		--no-install-recommends install dkms >/dev/null ||
+		die "apt-get install dkms in $1 failed"
+}
+
 main() {
 	local ent series suite ksuite c kver var lines=()
 	for ent in $SERIES; do
@@ -174,6 +185,7 @@ main() {
 		fi
 		[ -n "$kver" ] || kver=$(resolve "$series" "$c")
 		fetch_one "$kver" "$c"
+		with_dkms "$c"
 		lines+=("$var=$kver")
 	done
 	# replace our lines in kernels.env, keep everything else

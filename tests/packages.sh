@@ -18,6 +18,9 @@
 #      versions and nothing is left behind
 #   7. rpmbuild -bs and -bb (--nodeps: the spec names openEuler packages) of
 #      packaging/rpm/fxblk.spec; file lists of both rpms checked
+#   8. the fxblk-dkms .deb installed with dpkg in the lab's 7.3 and 7.2
+#      chroots, whose own dkms (Debian 13 / unstable) builds, signs and installs
+#      fxblk.ko for their kernel from the postinst; purge leaves nothing
 # FXBLK_PKG_FULL=0 (make check) builds only the noarch fxblk-dkms rpm.
 # The .debs and .rpms are left in build/pkg/out/. FXBLK_PKG_OPT=1 builds
 # fxctl optimized (default: DEB_BUILD_OPTIONS=noopt and -O0, to keep make
@@ -221,6 +224,56 @@ left+=$(grep -E '^Package: (fxctl|fxblk-dkms)$' "$R/var/lib/dpkg/status" || true
 [ -z "$left" ] || { echo "$left"; die "files left behind after purge (above)"; }
 [ ! -e "$R/var/lib/dkms/fxblk" ] || die "dkms still has fxblk after purge"
 echo "purge: nothing left behind ($(wc -l <<< "$after") files in the scratch root, as before install)"
+
+step "8. fxblk-dkms with the real dkms, in the 7.3 and 7.2 chroots"
+# The lab's newer kernels have their headers installed in debootstrap chroots
+# of their suites (scripts/fetch-chroot-kernels.sh), with that suite's dkms.
+# dpkg -i of the .deb there runs its postinst as on a user's machine: the real
+# dkms adds, builds (and signs, generating a MOK key if there is none) and
+# installs fxblk.ko for the chroot's kernel; purge must remove all of it.
+# Only the suite's MOK key pair in /var/lib/dkms stays (dkms's, not ours).
+chroot_listing() {
+	(cd "$1" && find . -xdev \( -path ./proc -o -path ./dev -o -path ./tmp -o -path ./var/lib/dpkg \
+		-o -path ./var/log -o -path ./var/cache -o -path ./var/lib/dkms/mok.key \
+		-o -path ./var/lib/dkms/mok.pub \) -prune -o -print | LC_ALL=C sort)
+}
+for series in 7.3 7.2; do
+	var=FXBLK_KVER_${series//./_}
+	kver=${!var:-}
+	[ -n "$kver" ] || die "no $var in $CACHE/kernels.env: run make deps"
+	c=$(cat "$CACHE/k/$kver/chroot" 2>/dev/null) || die "no chroot recorded for $kver: run make deps"
+	[ -x "$c/usr/sbin/dkms" ] || die "no dkms in $c: run make deps (scripts/fetch-chroot-kernels.sh installs it)"
+	CR=("$TOP/scripts/chroot-run.sh" "$c" --)
+	exec 9> "$c/.fxblk-pkg.lock"
+	flock 9
+	# a run that died half way leaves the package installed: remove it first
+	"${CR[@]}" dpkg --purge fxblk-dkms > /dev/null 2>&1 || true
+	before=$(chroot_listing "$c")
+	rm -rf "$c/tmp/fxpkg" && mkdir -p "$c/tmp/fxpkg"
+	cp "$DKMS_DEB" "$c/tmp/fxpkg/"
+	echo "+ $series ($kver): dpkg -i fxblk-dkms_${VER}_all.deb"
+	"${CR[@]}" env DEBIAN_FRONTEND=noninteractive dpkg -i "/tmp/fxpkg/$(basename "$DKMS_DEB")" \
+		> "$P/dkms-$series.log" 2>&1 || { cat "$P/dkms-$series.log"; die "dpkg -i fxblk-dkms in the $series chroot failed"; }
+	grep -E '^(Building|Signing|Installing)' "$P/dkms-$series.log" || true
+	st=$("${CR[@]}" dkms status -m fxblk -v "$VER" -k "$kver")
+	echo "dkms status: $st"
+	grep -q "fxblk/$VER, $kver, x86_64: installed" <<< "$st" || die "dkms does not say fxblk/$VER installed for $kver"
+	ko=$(find "$c/lib/modules/$kver/updates/dkms" -name 'fxblk.ko*' | head -n1)
+	[ -n "$ko" ] || die "no fxblk.ko under /lib/modules/$kver/updates/dkms in the $series chroot"
+	vm=$(modinfo -F vermagic "$ko")
+	[[ $vm == "$kver "* ]] || die "$ko: vermagic '$vm' is not for $kver"
+	echo "installed $(basename "$ko"): vermagic $vm, signer '$(modinfo -F signer "$ko")'"
+	echo "+ $series: dpkg --purge fxblk-dkms"
+	"${CR[@]}" dpkg --purge fxblk-dkms >> "$P/dkms-$series.log" 2>&1 ||
+		{ cat "$P/dkms-$series.log"; die "dpkg --purge fxblk-dkms in the $series chroot failed"; }
+	rm -rf "$c/tmp/fxpkg"
+	left=$(comm -13 <(echo "$before") <(chroot_listing "$c"))
+	gone=$(comm -23 <(echo "$before") <(chroot_listing "$c"))
+	[ -z "$left$gone" ] || { echo "new: $left"; echo "gone: $gone"; die "the $series chroot differs after install + purge"; }
+	"${CR[@]}" dkms status -m fxblk | grep -q . && die "dkms still lists fxblk in the $series chroot after purge"
+	echo "$series: purge left the chroot as it was ($(wc -l <<< "$before") paths compared)"
+	exec 9>&-
+done
 
 step "7. rpmbuild -bs / -bb"
 T=$P/rpm
