@@ -448,6 +448,7 @@ pool_add "selftest: lab fails a run whose kernel logs an I/O error" 300 "$ST" io
 pool_add "selftest: lab passes an I/O error the script allows" 300 "$ST" ioerr-allowed "$st_kernel"
 pool_add "selftest: lab fails a run whose kernel is tainted" 300 "$ST" taint "$st_kernel"
 pool_add "selftest: lab checks boot 1's kernel log in a --boots 2 run" 300 "$ST" crash "$st_kernel"
+pool_add "selftest: lab passes a known upstream lockdep report, not one with fxblk" 300 "$ST" known "$st_kernel"
 
 if printf '%s\n' "${POOL_NAMES[@]}" | grep -Eq '^(lab|selftest)'; then
 	FILTER= t "lab: build module + fxctl for the lab" lab_build

@@ -15,12 +15,16 @@
 #   tests/lab/selftest/run.sh crash   [KERNEL]  --persist --boots 2: boot 1 WARNs, records
 #                                               a line, crashes; boot 2 finds the line and
 #                                               passes -> run must exit 1 naming the WARNING
+#   tests/lab/selftest/run.sh known   [KERNEL]  a lockdep report listed in tests/lab/known-reports
+#                                               (nvmet-rdma's locks, no fxblk frame) -> run passes,
+#                                               says KNOWN; the same report with an fxblk frame
+#                                               -> run must exit 1
 #   tests/lab/selftest/run.sh nocrash [KERNEL]  --boots 2 and boot 1 ends normally -> exit 1
 # Exit 0 when the lab behaved as required. KERNEL: 5.10|6.1|6.12 (default 6.1).
 set -uo pipefail
 HERE=$(cd "$(dirname "$(readlink -f "$0")")" && pwd)
 TOP=$(cd "$HERE/../../.." && pwd)
-CASE=${1:?usage: run.sh warn|status|timeout|panic|ioerr|ioerr-allowed|taint|crash|nocrash [KERNEL]}
+CASE=${1:?usage: run.sh warn|status|timeout|panic|ioerr|ioerr-allowed|taint|crash|nocrash|known [KERNEL]}
 KS=${2:-6.1}
 CACHE=${FXBLK_CACHE:-/var/cache/fxblk}
 . "$CACHE/kernels.env"
@@ -59,6 +63,18 @@ warn|crash)
 	rc=${PIPESTATUS[0]}
 	grep -q '^PASS: warn-load' "$OUT" || { echo "selftest warn: the script itself did not pass"; exit 1; }
 	check 1 'kernel log shows problems' "lab failed the run on the kernel WARNING although the script passed"
+	;;
+known)
+	"$RUN" --kernel "$KS" --no-fabric --no-build --timeout 300 -- "$HERE/lockdep-report.sh" fxblk 2>&1 | tee "$OUT"
+	rc=${PIPESTATUS[0]}
+	grep -q '^lab:   .*possible circular locking' "$OUT" && ! grep -q '^lab: KNOWN' "$OUT" ||
+		{ echo "selftest known: the report with an fxblk frame was not shown as a problem (exit $rc)"; exit 1; }
+	[ "$rc" = 1 ] || { echo "selftest known: the report with an fxblk frame: exit $rc, not 1"; exit 1; }
+	"$RUN" --kernel "$KS" --no-fabric --no-build --timeout 300 -- "$HERE/lockdep-report.sh" nvmet 2>&1 | tee "$OUT"
+	rc=${PIPESTATUS[0]}
+	grep -q '^lab:   nvmet-rdma-port-removal: .*possible circular locking' "$OUT" ||
+		{ echo "selftest known: the nvmet report was not named as known"; exit 1; }
+	check 0 'kernel log clean' "a known nvmet-rdma report passes (named KNOWN); with an fxblk frame it fails"
 	;;
 status)
 	"$RUN" --kernel "$KS" --no-fabric --no-build --timeout 300 -- "$HERE/exit-status.sh" 7 "two words" 2>&1 | tee "$OUT"
