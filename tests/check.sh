@@ -27,7 +27,8 @@
 #   selftest the lab fails a run whose kernel WARNs, panics mid-script, logs
 #           an I/O error the script did not allow (and passes one it did), or
 #           is tainted; returns the script's status; kills a hung VM and keeps
-#           its kernel messages; checks boot 1 of a --boots 2 run
+#           its kernel messages; checks boot 1 of a --boots 2 run; passes a
+#           lockdep report listed in tests/lab/known-reports, fails one with fxblk
 #
 # Environment:
 #   FXBLK_CHECK_FILTER=REGEX   run only tests whose name matches (grep -E)
