@@ -1,39 +1,45 @@
 #!/bin/bash
 # lab: kernels=6.1,6.12 quick=6.1 members=4 timeout=900
 # Read-only requests never wait behind a CREATE that is stuck on a member.
-# The member's subsystem is unlinked from the target port, so nvme-rdma
-# reconnects in vain and multipath parks the member's I/O (up to
-# ctrl_loss_tmo). A CREATE listing that member first blocks in add_disk()'s
+# The member is connected through a second nvmet port of its own (faults.sh),
+# which is removed: nvme-rdma reconnects in vain and multipath parks the
+# member's I/O (up to ctrl_loss_tmo). (Unlinking the subsystem from a port
+# that stays up is not transient: from 6.12 on, a reconnect during the gap is
+# answered "invalid subsystem" with DNR and the host deletes the controller,
+# seen on 7.2.) A CREATE listing that member first blocks in add_disk()'s
 # partition scan, which reads sector 0 from it. Meanwhile `fxctl list`,
 # `fxctl show` and `fxctl stats` of another volume must answer at once: the
 # registry lock is not held across member I/O. Once the link is back the
 # CREATE completes and both volumes work.
 . /lab/lib.sh
+. /lab/faults.sh
 read -r -a M <<<"${FX_MEMBERS:-}"
 [ "${#M[@]}" -ge 4 ] || fail "needs 4 members (got '${FX_MEMBERS:-}')"
+I=3
 fx_load
-NVMET=/sys/kernel/config/nvmet
-NQN=$(cat /sys/block/${M[3]#/dev/}/device/subsysnqn) || fail "no NQN for ${M[3]}"
-LINK=$NVMET/ports/1/subsystems/$NQN
-[ -L "$LINK" ] || fail "no port link $LINK"
 CPID=
 cleanup() {
-	[ -L "$LINK" ] || ln -s "$NVMET/subsystems/$NQN" "$LINK" 2>/dev/null
+	[ -d "$FL_NVMET/ports/2" ] || fl_port_add 2 4421 $I
 	[ -n "$CPID" ] && wait "$CPID" 2>/dev/null
 	for v in $(fxctl -o json list 2>/dev/null | jq -r '.volumes[].name'); do
 		fxctl remove "$v" >/dev/null 2>&1
 	done
+	nvme disconnect -n "$FL_NQN$I" >/dev/null 2>&1
+	fl_port_del 2
 }
 trap cleanup EXIT
+fl_port_add 2 4421 $I
+fl_reconnect $I --svcid 4421 --reconnect-delay=1 --ctrl-loss-tmo=600
+M[I]=$FL_DEV
+ctrl=$(fl_ctrl $I) || fail "no controller for member $I"
 
 fx_run fxctl create t28a --chunk 64K "${M[0]}" "${M[1]}"
-ctrl=$(basename "$(readlink -f /sys/block/${M[3]#/dev/}/device)")
-log "unlinking $NQN (${M[3]}) from the target port"
-rm "$LINK" || fail "cannot unlink $LINK"
+log "removing member $I's nvmet port ($FL_NQN$I, ${M[I]}, $ctrl)"
+fl_port_del 2
 
 # A raw CREATE: fxctl create would first block in user space, reading the
 # member's label; the kernel's CREATE path is what is under test here.
-fxblk-nltest --cmd create --name t28b --chunk 128 --member "${M[3]}" --member "${M[2]}" \
+fxblk-nltest --cmd create --name t28b --chunk 128 --member "${M[I]}" --member "${M[2]}" \
 	--keep --expect 0 >/tmp/t28b.out 2>&1 &
 CPID=$!
 # Wait until the CREATE is inside the kernel, stuck on the member's I/O.
@@ -73,8 +79,8 @@ kill -0 $CPID 2>/dev/null || fail "the CREATE finished early: the checks above p
 D=$(fxdev t28a) || fail "no device for t28a"
 fx_run dd if=/dev/urandom of="$D" bs=64k count=16 oflag=direct status=none
 
-log "relinking $NQN; waiting for $ctrl to reconnect and the CREATE to finish"
-ln -s "$NVMET/subsystems/$NQN" "$LINK" || fail "cannot relink $LINK"
+log "member $I's port back; waiting for $ctrl to reconnect and the CREATE to finish"
+fl_port_add 2 4421 $I
 for _ in $(seq 1 120); do
 	kill -0 $CPID 2>/dev/null || break
 	sleep 0.5
