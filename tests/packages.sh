@@ -267,9 +267,8 @@ for series in 7.3 7.2; do
 	"${CR[@]}" dpkg --purge fxblk-dkms >> "$P/dkms-$series.log" 2>&1 ||
 		{ cat "$P/dkms-$series.log"; die "dpkg --purge fxblk-dkms in the $series chroot failed"; }
 	rm -rf "$c/tmp/fxpkg"
-	left=$(comm -13 <(echo "$before") <(chroot_listing "$c"))
-	gone=$(comm -23 <(echo "$before") <(chroot_listing "$c"))
-	[ -z "$left$gone" ] || { echo "new: $left"; echo "gone: $gone"; die "the $series chroot differs after install + purge"; }
+	diff=$(comm -3 <(echo "$before") <(chroot_listing "$c"))
+	[ -z "$diff" ] || { echo "$diff (left: gone, indented: new)"; die "the $series chroot differs after install + purge"; }
 	"${CR[@]}" dkms status -m fxblk | grep -q . && die "dkms still lists fxblk in the $series chroot after purge"
 	echo "$series: purge left the chroot as it was ($(wc -l <<< "$before") paths compared)"
 	exec 9>&-
