@@ -96,7 +96,7 @@ T0=$(date +%s)
 if [ $REPORT_ONLY = 0 ]; then
 	for kind in $KINDS; do
 		reps=$REPS
-		vmscript=("$TOP/tests/bench/vm-bench.sh" "$kind" "$reps" "$RT_BW" "$RT_IOPS" "$LCAP" "$SEED_MIB" "$RT_SEED")
+		vmscript=()
 		kernel=$KERNEL
 		case $kind in
 		fabric-bw)   opts=(--members 4 --memory-backed 0)
@@ -129,6 +129,9 @@ if [ $REPORT_ONLY = 0 ]; then
 			nrun=8; rt=60 ;;
 		*) echo "bench: unknown kind $kind" >&2; exit 2 ;;
 		esac
+		# after the case, which sets the kind's repeats (seed: BENCH_SEED_REPS)
+		[ ${#vmscript[@]} -gt 0 ] ||
+			vmscript=("$TOP/tests/bench/vm-bench.sh" "$kind" "$reps" "$RT_BW" "$RT_IOPS" "$LCAP" "$SEED_MIB" "$RT_SEED")
 		# fio groups x repeats x (runtime + start-up), plus boot
 		tmo=$((240 + nrun * reps * (rt + 6)))
 		echo "bench: $kind on $kernel: $nrun fio groups x $reps repeats (timeout ${tmo}s)"
