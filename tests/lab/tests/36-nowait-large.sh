@@ -22,7 +22,10 @@
 #     through: the worker is not run and fio completes
 #   - the kernel log shows no I/O error
 # Seen failing with the module before this change: the worker probe counted
-# a hit for (nearly) every 512 KiB bio.
+# 238 (6.1) and 189 (6.12) hits for 256 writes of 512 KiB.
+# Not run on 5.10: io_uring's bios reach fxN without NOWAIT there (with the
+# old module and the new one alike, fxblk_submit_bio counts one call per
+# write and the worker 0), so the test could not fail on it.
 . /lab/lib.sh
 . /lab/faults.sh
 read -r -a M <<<"${FX_MEMBERS:-}"
