@@ -202,10 +202,14 @@ fl_events_stop() {
 # fl_trace_start EVENT...: block tracepoints (e.g. block/block_bio_queue)
 # into the trace buffer, cleared first; fl_trace_stop FILE saves it
 FL_TRACE=/sys/kernel/tracing
-fl_trace_start() {
-	local e
+# fl_tracefs: point FL_TRACE at a mounted tracefs (mounting it if needed)
+fl_tracefs() {
 	[ -d $FL_TRACE/events ] || mount -t tracefs nodev $FL_TRACE 2>/dev/null
 	[ -d $FL_TRACE/events ] || FL_TRACE=/sys/kernel/debug/tracing
+}
+fl_trace_start() {
+	local e
+	fl_tracefs
 	[ -d $FL_TRACE/events/block ] || fail "no block tracepoints in tracefs"
 	echo 0 > $FL_TRACE/tracing_on
 	echo 8192 > $FL_TRACE/buffer_size_kb

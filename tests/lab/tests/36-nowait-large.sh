@@ -38,8 +38,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-[ -d $FL_TRACE/events ] || mount -t tracefs nodev $FL_TRACE 2>/dev/null
-[ -d $FL_TRACE/events ] || FL_TRACE=/sys/kernel/debug/tracing
+fl_tracefs
 [ -w $FL_TRACE/kprobe_events ] || fail "no kprobe_events in tracefs ($FL_TRACE)"
 for m in "${M[@]}"; do
 	q=/sys/block/$(basename "$m")/queue
