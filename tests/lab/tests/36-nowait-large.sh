@@ -53,6 +53,9 @@ Q=/sys/block/${D#/dev/}/queue
 expect_eq "$(cat $Q/max_sectors_kb)" 128 "$D stacks the members' max_sectors_kb"
 if [ -r $Q/nowait ]; then
 	expect_eq "$(cat $Q/nowait)" 1 "$D takes NOWAIT bios (else the test proves nothing)"
+else	# no queue/nowait in sysfs here: the volume's own flag says it
+	expect_match "$(fxctl -o json show t36 | jq -r '.volume.flags // [] | join(",")')" \
+		'(^|,)nowait(,|$)' "t36's flags in fxctl show (NOWAIT bios taken, else the test proves nothing)"
 fi
 
 # probes_start / probes_hits NAME: kprobe hit counts (kprobe_profile)
