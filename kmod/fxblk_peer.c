@@ -11,6 +11,11 @@
  * A registration is freed by its last kref; its pins are released before,
  * in process context, by whoever marks it dead or the revoke work, after
  * its in-flight I/O drained (see struct fxblk_peer_reg).
+ *
+ * The node is 0666: every ioctl copies its struct in once, and an "out"
+ * field is either not copied in or must be 0 (else EINVAL); none is ever
+ * used as an index or a length. RW keeps the disk's page cache coherent
+ * and honours a read-only disk as O_DIRECT on the block device does.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -24,6 +29,7 @@
 #include <linux/module.h>
 #include <linux/moduleparam.h>
 #include <linux/overflow.h>
+#include <linux/pagemap.h>
 #include <linux/sched/mm.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
@@ -87,6 +93,11 @@ struct fxblk_peer_io {
 	struct list_head node;		/* in ctx->cq */
 	u64 user_data;
 	u64 len;
+	/* Pinned for this RW only (P2PDMA ranges, see fxblk_peer_host.c). */
+	struct page **pages;
+	unsigned long nr_pages;
+	bool dirty;			/* a READ filled them */
+	struct work_struct unpin_work;
 };
 
 /* The device DMA-address-only memory is mapped for: the control node's. */
@@ -148,9 +159,9 @@ static void fxblk_peer_revoke_work(struct work_struct *work)
 }
 
 /*
- * Vendor callback (free callback, dma-buf move_notify): refuse new I/O and
- * leave the rest to the work item, because vendors forbid putting pages
- * from inside their callback (Ascend says so; nvidia_p2p deadlocks).
+ * Vendor callback (a free callback): refuse new I/O and leave the rest to
+ * the work item, because vendors forbid putting pages from inside their
+ * callback (Ascend says so; nvidia_p2p deadlocks).
  */
 void fxblk_peer_revoke(void *data)
 {
@@ -261,9 +272,14 @@ static void fxblk_peer_fill_provider(const struct fxblk_peer_ops *ops,
 		p->flags |= FXBLK_PEER_F_DIRECT;
 }
 
+/*
+ * @count is an output: it must come in as 0 (as REAP's does), and the
+ * entries are filled by a local index bounded by the array, never by it.
+ */
 static int fxblk_peer_ioc_providers(void __user *argp)
 {
 	struct fxblk_peer_providers *a;
+	unsigned int n = 0;
 	int id, ret = 0;
 
 	a = kzalloc(sizeof(*a), GFP_KERNEL);
@@ -277,13 +293,14 @@ static int fxblk_peer_ioc_providers(void __user *argp)
 		ret = -EPROTO;
 		goto out;
 	}
-	if (!fxblk_peer_zero(a->reserved, ARRAY_SIZE(a->reserved))) {
+	if (a->count || !fxblk_peer_zero(a->reserved, ARRAY_SIZE(a->reserved))) {
 		ret = -EINVAL;
 		goto out;
 	}
-	for (id = 1; id < ARRAY_SIZE(fxblk_peer_providers); id++)
-		fxblk_peer_fill_provider(fxblk_peer_providers[id],
-					 &a->p[a->count++]);
+	for (id = 1; id < ARRAY_SIZE(fxblk_peer_providers) &&
+		     n < ARRAY_SIZE(a->p); id++)
+		fxblk_peer_fill_provider(fxblk_peer_providers[id], &a->p[n++]);
+	a->count = n;
 	if (copy_to_user(argp, a, sizeof(*a)))
 		ret = -EFAULT;
 out:
@@ -418,6 +435,7 @@ static int fxblk_peer_ioc_register(struct fxblk_peer_ctx *ctx,
 {
 	struct fxblk_peer_register a;
 	struct fxblk_peer_reg *reg;
+	unsigned long flags;
 	int ret;
 
 	if (copy_from_user(&a, argp, sizeof(a)))
@@ -434,15 +452,26 @@ static int fxblk_peer_ioc_register(struct fxblk_peer_ctx *ctx,
 		ret = fxblk_peer_pin(reg, a.provider);
 	if (ret)
 		goto out_free;
+	/*
+	 * Once added, another thread of the process may DEREGISTER the handle
+	 * (ids are predictable) and drop the context's reference: hold one
+	 * of our own while the reply is filled from @reg.
+	 */
+	kref_get(&reg->ref);
 	ret = fxblk_peer_add(ctx, reg);
-	if (ret)
+	if (ret) {
+		fxblk_peer_reg_put(reg);
 		goto out_unpin;
+	}
 
 	a.provider = reg->ops->id;
 	a.handle = reg->handle;
 	a.page_size = reg->page_size;
 	a.out_flags = reg->caps;
-	strscpy(a.reason, reg->reason, sizeof(a.reason));
+	spin_lock_irqsave(&reg->lock, flags);	/* a revoke rewrites it */
+	strscpy_pad(a.reason, reg->reason, sizeof(a.reason));
+	spin_unlock_irqrestore(&reg->lock, flags);
+	fxblk_peer_reg_put(reg);
 	if (copy_to_user(argp, &a, sizeof(a)))
 		return -EFAULT;	/* the handle stays; the context owns it */
 	return 0;
@@ -586,10 +615,10 @@ static void fxblk_peer_io_free(struct kref *ref)
 }
 
 /*
- * All bios of @io completed (any context). The registration may be freed
- * as soon as its @inflight drops, so that is the last use of it.
+ * All bios of @io completed, its own pins released. The registration may
+ * be freed as soon as its @inflight drops, so that is the last use of it.
  */
-static void fxblk_peer_io_done(struct fxblk_peer_io *io)
+static void fxblk_peer_io_finish(struct fxblk_peer_io *io)
 {
 	struct fxblk_peer_reg *reg = io->reg;
 	struct fxblk_peer_ctx *ctx = reg->ctx;
@@ -613,6 +642,29 @@ static void fxblk_peer_io_done(struct fxblk_peer_io *io)
 	}
 	if (atomic_dec_and_test(&reg->inflight))
 		wake_up_all(&fxblk_peer_idle);
+}
+
+/* Marking pages dirty takes the page lock: in process context. */
+static void fxblk_peer_io_unpin_work(struct work_struct *work)
+{
+	struct fxblk_peer_io *io = container_of(work, struct fxblk_peer_io,
+						unpin_work);
+
+	unpin_user_pages_dirty_lock(io->pages, io->nr_pages, io->dirty);
+	kvfree(io->pages);
+	io->pages = NULL;
+	fxblk_peer_io_finish(io);
+}
+
+/* All bios of @io completed (any context). */
+static void fxblk_peer_io_done(struct fxblk_peer_io *io)
+{
+	if (io->pages) {
+		INIT_WORK(&io->unpin_work, fxblk_peer_io_unpin_work);
+		queue_work(fxblk_peer_wq, &io->unpin_work);
+		return;
+	}
+	fxblk_peer_io_finish(io);
 }
 
 static void fxblk_peer_io_put(struct fxblk_peer_io *io)
@@ -656,12 +708,18 @@ static void fxblk_peer_submit(struct fxblk_peer_io *io,
 			      const struct fxblk_peer_rw *a)
 {
 	struct fxblk_peer_reg *reg = io->reg;
-	unsigned int op = a->op == FXBLK_PEER_OP_WRITE ? REQ_OP_WRITE :
-							 REQ_OP_READ;
-	u64 pos = reg->first_off + a->buf_off;
+	/* Writes as blkdev's O_DIRECT ones are: wbt does not throttle them. */
+	unsigned int op = a->op == FXBLK_PEER_OP_WRITE ?
+			  REQ_OP_WRITE | REQ_SYNC | REQ_IDLE : REQ_OP_READ;
+	/* the registration's pages, or this RW's own from its first byte */
+	struct page **pages = io->pages ? io->pages : reg->pages;
+	u64 pos = io->pages ? offset_in_page(reg->addr + a->buf_off) :
+			      reg->first_off + a->buf_off;
 	u64 end = pos + a->len;
 	sector_t sector = a->dev_off >> SECTOR_SHIFT;
+	struct blk_plug plug;
 
+	blk_start_plug(&plug);
 	while (pos < end) {
 		unsigned int nr = min_t(u64, BIO_MAX_VECS,
 					fxblk_peer_pages_of(end) -
@@ -675,7 +733,7 @@ static void fxblk_peer_submit(struct fxblk_peer_io *io,
 			unsigned int off = offset_in_page(pos);
 			unsigned int n = min_t(u64, PAGE_SIZE - off, end - pos);
 
-			if (bio_add_page(bio, reg->pages[pos >> PAGE_SHIFT], n,
+			if (bio_add_page(bio, pages[pos >> PAGE_SHIFT], n,
 					 off) != n)
 				break;
 			pos += n;
@@ -689,6 +747,56 @@ static void fxblk_peer_submit(struct fxblk_peer_io *io,
 		atomic_inc(&io->pending);
 		submit_bio(bio);
 	}
+	blk_finish_plug(&plug);
+}
+
+/*
+ * A host registration without pages holds PCI P2PDMA memory, which may not
+ * be pinned long term (fxblk_peer_host.c): pin this RW's part of it now,
+ * in the owning process, with FOLL_PCI_P2PDMA, as O_DIRECT does; unpinned
+ * when the I/O completed.
+ */
+static int fxblk_peer_pin_io(struct fxblk_peer_io *io,
+			     const struct fxblk_peer_reg *reg,
+			     const struct fxblk_peer_rw *a)
+{
+#ifdef FXBLK_HAVE_FOLL_PCI_P2PDMA
+	unsigned long start = (reg->addr + a->buf_off) & PAGE_MASK;
+	unsigned long nr = DIV_ROUND_UP(reg->addr + a->buf_off + a->len -
+					start, PAGE_SIZE);
+	unsigned int gup = FOLL_PCI_P2PDMA;
+	long got;
+
+	if (reg->pages || reg->ops->id != FXBLK_PEER_PROV_HOST)
+		return 0;
+	io->dirty = a->op == FXBLK_PEER_OP_READ;
+	if (io->dirty)
+		gup |= FOLL_WRITE;
+	/* at most FXBLK_PEER_MAX_RW / PAGE_SIZE + 1 pages */
+	io->pages = kvmalloc_array(nr, sizeof(*io->pages), GFP_KERNEL);
+	if (!io->pages)
+		return -ENOMEM;
+	while (io->nr_pages < nr) {
+		got = pin_user_pages_fast(start + io->nr_pages * PAGE_SIZE,
+					  nr - io->nr_pages, gup,
+					  io->pages + io->nr_pages);
+		if (got <= 0) {
+			unpin_user_pages(io->pages, io->nr_pages);
+			kvfree(io->pages);
+			io->pages = NULL;
+			return got ? got : -EFAULT;
+		}
+		io->nr_pages += got;
+	}
+#endif
+	return 0;
+}
+
+/* Undo fxblk_peer_start() for an I/O that was never submitted. */
+static void fxblk_peer_stop(struct fxblk_peer_reg *reg)
+{
+	if (atomic_dec_and_test(&reg->inflight))
+		wake_up_all(&fxblk_peer_idle);
 }
 
 static int fxblk_peer_io_setup(struct fxblk_peer_ctx *ctx,
@@ -753,6 +861,62 @@ static struct file *fxblk_peer_disk_file(const struct fxblk_peer_rw *a,
 	return file;
 }
 
+/*
+ * As blkdev_write_iter() (5.10 to 7.3): a read-only disk (BLKROSET, or
+ * the disk's own read-only flag) refuses writes with EPERM, an active
+ * swap device with ETXTBSY.
+ */
+static int fxblk_peer_may_write(struct file *file, struct block_device *bdev)
+{
+	if (bdev_read_only(bdev))
+		return -EPERM;
+	if (IS_SWAPFILE(file->f_mapping->host))
+		return -ETXTBSY;
+	return 0;
+}
+
+/*
+ * The disk's page cache around an RW, as O_DIRECT on a block device keeps
+ * it: blkdev_read_iter() (filemap_write_and_wait_range(); on 6.12
+ * kiocb_write_and_wait()) and generic_file_direct_write() on 5.10/6.1,
+ * blkdev_direct_write() with kiocb_invalidate_pages() on 6.12:
+ * dirty cached blocks of the range are written out first, so that a READ
+ * sees them and they cannot overwrite a WRITE later; for a WRITE the
+ * cached pages are dropped, so buffered readers see the new data. -EBUSY:
+ * a page could not be dropped (mapped and dirtied again meanwhile).
+ */
+static int fxblk_peer_cache_before(struct file *file,
+				   const struct fxblk_peer_rw *a)
+{
+	struct address_space *mapping = file->f_mapping;
+	loff_t end = a->dev_off + a->len - 1;
+	int ret;
+
+	ret = filemap_write_and_wait_range(mapping, a->dev_off, end);
+	if (ret || a->op != FXBLK_PEER_OP_WRITE)
+		return ret;
+	return invalidate_inode_pages2_range(mapping, a->dev_off >> PAGE_SHIFT,
+					     end >> PAGE_SHIFT);
+}
+
+/*
+ * After a synchronous WRITE, again: clean pages a buffered reader brought
+ * in while it ran (kiocb_invalidate_post_direct_write() 6.12, the same in
+ * generic_file_direct_write() before). Like blkdev, not after async ones.
+ */
+static void fxblk_peer_cache_after(struct file *file,
+				   const struct fxblk_peer_rw *a)
+{
+	struct address_space *mapping = file->f_mapping;
+
+	if (mapping->nrpages &&
+	    invalidate_inode_pages2_range(mapping, a->dev_off >> PAGE_SHIFT,
+					  (a->dev_off + a->len - 1) >>
+					  PAGE_SHIFT))
+		pr_warn_ratelimited("page cache of %pg not invalidated after a peer write: buffered readers may see stale data\n",
+				    I_BDEV(mapping->host));
+}
+
 static int fxblk_peer_ioc_rw(struct fxblk_peer_ctx *ctx, void __user *argp)
 {
 	struct fxblk_peer_rw a;
@@ -779,6 +943,10 @@ static int fxblk_peer_ioc_rw(struct fxblk_peer_ctx *ctx, void __user *argp)
 		goto out_reg;
 	}
 	ret = fxblk_peer_check_range(&a, reg, bdev);
+	if (!ret && a.op == FXBLK_PEER_OP_WRITE)
+		ret = fxblk_peer_may_write(file, bdev);
+	if (!ret)
+		ret = fxblk_peer_cache_before(file, &a);
 	if (ret)
 		goto out_file;
 	io = kzalloc(sizeof(*io), GFP_KERNEL);
@@ -792,12 +960,19 @@ static int fxblk_peer_ioc_rw(struct fxblk_peer_ctx *ctx, void __user *argp)
 	ret = fxblk_peer_start(reg);
 	if (ret)
 		goto out_async;
+	ret = fxblk_peer_pin_io(io, reg, &a);
+	if (ret) {
+		fxblk_peer_stop(reg);
+		goto out_async;
+	}
 
 	/* From here the I/O owns the file and, by @inflight, the pages. */
 	io->reg = reg;
 	io->file = file;
-	if (!io->async)
+	if (!io->async) {
 		kref_get(&io->ref);	/* the waiter's */
+		get_file(file);		/* for fxblk_peer_cache_after() */
+	}
 	fxblk_peer_submit(io, bdev, &a);
 	fxblk_peer_io_put(io);
 	if (!io->async) {
@@ -807,6 +982,9 @@ static int fxblk_peer_ioc_rw(struct fxblk_peer_ctx *ctx, void __user *argp)
 		else
 			ret = io->error;
 		kref_put(&io->ref, fxblk_peer_io_free);
+		if (!ret && a.op == FXBLK_PEER_OP_WRITE)
+			fxblk_peer_cache_after(file, &a);
+		fput(file);
 	}
 	fxblk_peer_reg_put(reg);
 	return ret;

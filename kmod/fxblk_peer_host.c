@@ -3,13 +3,29 @@
  * fxblk peer memory, provider "host": user memory of the registering
  * process, pinned with FOLL_LONGTERM (the pin lasts until DEREGISTER, as
  * an RDMA MR's does). pin_user_pages_fast() has had the same prototype
- * since 5.6, so no probe is needed here; it pins from current->mm, which
- * the control node has checked is the context's.
+ * since 5.6; it pins from current->mm, which the control node has checked
+ * is the context's.
+ *
+ * PCI P2PDMA pages (a device BAR published as p2pmem, GPU memory exposed
+ * that way) cannot be pinned long term: a long-term pin of one fails with
+ * EREMOTEIO, and the kernel refuses FOLL_LONGTERM together with
+ * FOLL_PCI_P2PDMA (mm/gup.c is_valid_gup_args(), 6.2 to 7.3: "We want to
+ * allow the pgmap to be hot-unplugged at all times"). Where the kernel has
+ * FOLL_PCI_P2PDMA (6.2+, compat probe), such a range is registered without
+ * pins: REGISTER checks that all of it can be pinned with FOLL_PCI_P2PDMA
+ * and lets go, and each FXBLK_PEER_IOC_RW pins its part for the I/O only
+ * (fxblk_peer.c), as O_DIRECT does (iov_iter_extract_pages() with
+ * FOLL_PCI_P2PDMA for a queue that takes them). An fxN whose members
+ * cannot map P2PDMA pages fails such bios (fxblk_dev.c: EREMOTEIO), as
+ * O_DIRECT on it does.
  */
 #include <linux/mm.h>
 #include <linux/slab.h>
 
 #include "fxblk_peer.h"
+
+/* Pages per pin when checking a P2PDMA range (pinned and let go). */
+#define FXBLK_PEER_HOST_CHECK	512UL
 
 /* Pages per pin_user_pages_fast() call: its count is an int. */
 #define FXBLK_PEER_HOST_BATCH	65536UL
@@ -18,6 +34,44 @@ static int fxblk_peer_host_probe(char *why, size_t len)
 {
 	return 0;
 }
+
+#ifdef FXBLK_HAVE_FOLL_PCI_P2PDMA
+/*
+ * [start, start + nr pages) holds PCI P2PDMA pages: check that all of it
+ * can be pinned for I/O (FOLL_PCI_P2PDMA), then hold no pin; RW pins it.
+ */
+static int fxblk_peer_host_per_io(struct fxblk_peer_reg *reg,
+				  unsigned long start, unsigned long nr,
+				  unsigned int gup)
+{
+	unsigned long done = 0;
+	struct page **pages;
+	long got;
+
+	pages = kmalloc_array(FXBLK_PEER_HOST_CHECK, sizeof(*pages),
+			      GFP_KERNEL);
+	if (!pages)
+		return -ENOMEM;
+	while (done < nr) {
+		got = pin_user_pages_fast(start + done * PAGE_SIZE,
+					  min(nr - done, FXBLK_PEER_HOST_CHECK),
+					  (gup & ~FOLL_LONGTERM) |
+					  FOLL_PCI_P2PDMA, pages);
+		if (got <= 0)
+			break;
+		unpin_user_pages(pages, got);
+		done += got;
+	}
+	kfree(pages);
+	if (done < nr)
+		return got ? got : -EFAULT;
+	reg->pages = NULL;	/* fxblk_peer.c: pinned per RW */
+	reg->nr_pages = 0;
+	reg->first_off = offset_in_page(reg->addr);
+	reg->page_size = PAGE_SIZE;
+	return 0;
+}
+#endif
 
 static int fxblk_peer_host_pin(struct fxblk_peer_reg *reg)
 {
@@ -31,7 +85,8 @@ static int fxblk_peer_host_pin(struct fxblk_peer_reg *reg)
 
 	if (!(reg->reg_flags & FXBLK_PEER_REG_READONLY))
 		gup |= FOLL_WRITE;
-	pages = kvmalloc_array(nr, sizeof(*pages), GFP_KERNEL);
+	/* @len is the caller's: a huge one fails here, without a warning. */
+	pages = kvmalloc_array(nr, sizeof(*pages), GFP_KERNEL | __GFP_NOWARN);
 	if (!pages)
 		return -ENOMEM;
 	while (done < nr) {
@@ -51,6 +106,10 @@ static int fxblk_peer_host_pin(struct fxblk_peer_reg *reg)
 out_unpin:
 	unpin_user_pages(pages, done);
 	kvfree(pages);
+#ifdef FXBLK_HAVE_FOLL_PCI_P2PDMA
+	if (got == -EREMOTEIO)	/* a P2PDMA page: no long-term pin */
+		return fxblk_peer_host_per_io(reg, start, nr, gup);
+#endif
 	return got ? got : -EFAULT;
 }
 

@@ -14,20 +14,25 @@
  * their arrays. Sizes and offsets are in bytes.
  *
  * Providers (where the memory comes from):
- *   host    pinned user memory (pin_user_pages, FOLL_LONGTERM); has struct
- *           pages, so FXBLK_PEER_IOC_RW moves it directly.
+ *   host    pinned user memory (pin_user_pages, FOLL_LONGTERM, and
+ *           FOLL_PCI_P2PDMA where the kernel has it, so PCI P2PDMA pages
+ *           too); has struct pages, so FXBLK_PEER_IOC_RW moves it directly
+ *           (P2PDMA pages only to a disk whose members take them, else
+ *           EREMOTEIO).
  *   rocm    AMD GPU memory through amdkfd_query_rdma_interface() (amd_rdma
  *           v2); DMA addresses only.
  *   ascend  Huawei NPU memory through hal_kernel_p2p_get_pages(); physical
  *           addresses only.
- *   dmabuf  any dma-buf (dynamic attach, peer-to-peer allowed, pinned);
- *           DMA addresses only.
+ *   dmabuf  any dma-buf: the registration holds the buffer (a reference)
+ *           and checks the range against its size. It does not attach,
+ *           pin or map it (no fxblk device does DMA to it; an attachment
+ *           can make the exporter move it, e.g. amdgpu VRAM to GTT).
  * Memory with DMA addresses only cannot go into bios of the in-kernel
  * nvme-rdma host: FXBLK_PEER_IOC_RW on it fails with EREMOTEIO and user
  * space stages it through host memory (libfxio does).
  *
- * Revocation: a vendor may take memory back (free callback, dma-buf
- * move_notify). The handle then turns FXBLK_PEER_STATE_REVOKED: new I/O on
+ * Revocation: a vendor may take memory back (its free callback). The
+ * handle then turns FXBLK_PEER_STATE_REVOKED: new I/O on
  * it fails with ENXIO, in-flight I/O completes, then the memory is released
  * (pinned bytes drop) and the handle stays until DEREGISTER.
  *
@@ -94,7 +99,7 @@ struct fxblk_peer_provider {
 /* FXBLK_PEER_IOC_PROVIDERS: every provider, in id order. */
 struct fxblk_peer_providers {
 	__u32 abi;			/* in */
-	__u32 count;			/* out: entries filled */
+	__u32 count;			/* in: 0 (else EINVAL); out: entries filled */
 	__u64 reserved[2];
 	struct fxblk_peer_provider p[FXBLK_PEER_MAX_PROVIDERS];	/* out */
 };
@@ -156,10 +161,18 @@ enum fxblk_peer_op {
  * 0 once submitted; the completion {user_data, result} is queued for
  * FXBLK_PEER_IOC_REAP and @eventfd (if >= 0) is signalled. eventfd must be
  * -1 without RW_ASYNC.
+ * The disk's page cache is kept coherent as O_DIRECT keeps it: dirty
+ * cached blocks of the range are written back before the I/O, and for a
+ * write the cached pages of the range are dropped (before, and after a
+ * synchronous one), so buffered readers see the new data.
  * Errors besides the common ones: EREMOTEIO (memory has no struct pages:
  * stage it), ENXIO (handle revoked), ENOTBLK (fd is not an fxblk disk),
  * EBADF (fd not open for that direction), ENOSPC (beyond the disk's end),
- * EROFS (read-only registration for OP_READ), EIO (the I/O failed).
+ * EROFS (read-only registration for OP_READ), EPERM (OP_WRITE to a
+ * read-only disk, BLKROSET), ETXTBSY (OP_WRITE to an active swap device),
+ * EBUSY (a cached page of the range could not be dropped), EREMOTEIO
+ * (also: P2PDMA pages to a disk that cannot take them), EIO (the I/O
+ * failed).
  */
 struct fxblk_peer_rw {
 	__u32 abi;			/* in */
