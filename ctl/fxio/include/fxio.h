@@ -45,7 +45,11 @@ FXIO_API int fxio_open(const char *path, int flags, fxio_handle_t *out);
 FXIO_API int fxio_close(fxio_handle_t h);
 
 /* fxio_buf_register @flags: what the memory is, so the staged path copies
- * with the right engine. Host memory is the default. */
+ * with the right engine. Host memory is the default. Host memory is also
+ * registered with the kernel (pinned) for the direct path; HIP and ACL
+ * memory only where the kernel's provider for it can move it directly
+ * (fxctl peer status: "direct"), since a pin that serves no I/O would only
+ * hold the memory (VRAM kept after hipFree). */
 #define FXIO_BUF_HOST		0x0u	/* CPU memory: host engine (memcpy) */
 #define FXIO_BUF_HIP		0x1u	/* ROCm device memory: HIP engine */
 #define FXIO_BUF_ACL		0x2u	/* Ascend device memory: AscendCL engine */

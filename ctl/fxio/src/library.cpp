@@ -88,6 +88,37 @@ PeerKernel *Library::kernel(std::string &why)
 	return kernel_.get();
 }
 
+namespace {
+
+// Device memory goes to the kernel only when its provider there can move
+// it (FXBLK_PEER_F_DIRECT): a registration that cannot serve the data path
+// would only pin the memory (VRAM held after hipFree, dma-bufs moved).
+// False with @why saying what the kernel lacks.
+bool kernel_moves(PeerKernel &k, unsigned kind, std::string &why)
+{
+	const char *name = kind == FXIO_BUF_HIP ? "rocm" : "ascend";
+	std::vector<KernelProvider> ps;
+	if (int e = k.providers(ps); e) {
+		why = std::string("kernel providers unknown: ") + std::strerror(-e);
+		return false;
+	}
+	for (const KernelProvider &p : ps) {
+		if (p.name != name)
+			continue;
+		if (p.present && p.direct)
+			return true;
+		why = "provider " + p.name + (p.present ? "" : " absent") + ": " +
+		      (p.reason.empty() ? "memory has no struct page" : p.reason) +
+		      "; not registered with the kernel (it would only pin it)";
+		return false;
+	}
+	why = std::string("the kernel has no provider ") + name +
+	      "; not registered with the kernel";
+	return false;
+}
+
+}  // namespace
+
 int Library::buf_register(const void *base, std::size_t len, unsigned flags)
 {
 	unsigned kind = flags & FXIO_BUF_KIND_MASK;
@@ -125,6 +156,9 @@ int Library::buf_register(const void *base, std::size_t len, unsigned flags)
 		r.why = "registered with FXIO_BUF_NO_KERNEL";
 	} else if (PeerKernel *k = kernel(why); !k) {
 		r.reason = FXIO_REASON_NO_CONTROL_NODE;
+		r.why = why;
+	} else if (kind != FXIO_BUF_HOST && !kernel_moves(*k, kind, why)) {
+		r.reason = FXIO_REASON_NO_STRUCT_PAGE;
 		r.why = why;
 	} else {
 		KernelRegistration kr;

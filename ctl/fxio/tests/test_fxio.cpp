@@ -172,6 +172,11 @@ public:
 	int providers(std::vector<KernelProvider> &out) override
 	{
 		out.push_back({"host", true, true, "", 0, st_.handles.size()});
+		// the GPU providers as the kernel lists them: present, direct
+		// only where the fake says so
+		const char *why = st_.direct ? "" : "direct: no - DMA addresses only";
+		out.push_back({"rocm", true, st_.direct, why, 0, 0});
+		out.push_back({"ascend", true, st_.direct, why, 0, 0});
 		return 0;
 	}
 	int register_buffer(const void *addr, std::uint64_t, bool device, KernelRegistration &out,
@@ -524,6 +529,8 @@ TEST_CASE("device memory: DMA-address-only is staged with the kernel's reason")
 	r.k.direct = false;
 	Buffer b(100000);
 	REQUIRE(r.lib.buf_register(b.p, 100000, FXIO_BUF_HIP) == 0);
+	// the kernel could not move it: not registered there (no pin)
+	CHECK(r.k.handles.empty());
 	Outcome o;
 	CHECK(r.file->read(b.p, 100000, 512, 0, o) == 100000);
 	CHECK(o.path == FXIO_PATH_STAGED);
@@ -533,7 +540,23 @@ TEST_CASE("device memory: DMA-address-only is staged with the kernel's reason")
 	auto reg = r.lib.find(b.p + 10, 10);
 	REQUIRE(reg);
 	CHECK(reg->why.find("DMA addresses only") != std::string::npos);
+	CHECK(reg->why.find("not registered with the kernel") != std::string::npos);
 	CHECK_FALSE(r.lib.find(b.p + 99995, 10));  // runs past the registration
+	CHECK(r.lib.buf_deregister(b.p) == 0);
+	CHECK(r.k.rws == 0);
+}
+
+TEST_CASE("device memory: registered with the kernel only where it moves it")
+{
+	LibRig r;  // the fake's providers say rocm moves device memory
+	Buffer b(8192);
+	REQUIRE(r.lib.buf_register(b.p, 8192, FXIO_BUF_HIP) == 0);
+	CHECK(r.k.handles.size() == 1);
+	Outcome o;
+	CHECK(r.file->read(b.p, 8192, 0, 0, o) == 8192);
+	CHECK(o.path == FXIO_PATH_DIRECT);
+	CHECK(r.lib.buf_deregister(b.p) == 0);
+	CHECK(r.k.handles.empty());
 }
 
 TEST_CASE("registration: no kernel, refusals, overlaps, missing engine")
