@@ -11,6 +11,14 @@
  *                                        revocation through the fake
  *   peer-test dmabuf DEV                 a udmabuf
  *   peer-test revoke-io DEV              host revoke (test hook) during I/O
+ *                                        (retried until I/O was in flight)
+ *   peer-test cache DEV                  RW coherent with DEV's page cache,
+ *                                        BLKROSET honoured
+ *   peer-test badcount                   PROVIDERS with an input count
+ *   peer-test p2pmem ALLOC DEV [RDMADEV] PCI P2PDMA memory (mmap of
+ *                                        p2pmem/allocate) registered as host
+ *                                        memory: RW with DEV (fxN over
+ *                                        nvme-pci), EREMOTEIO with RDMADEV
  *   peer-test memlock                    (unprivileged) RLIMIT_MEMLOCK
  *   peer-test use-fd FD HANDLE           (exec'd by host) use a foreign ctx
  *
@@ -31,22 +39,29 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include <linux/fs.h>
 #include <linux/fxblk_peer.h>
-#include <linux/udmabuf.h>
+
+#include "udmabuf-util.h"
 
 #define MiB (1024UL * 1024)
 #define KiB 1024UL
 
 static const char *self;
 
+static void vsay(const char *tag, const char *fmt, va_list ap)
+{
+	printf("%s", tag);
+	vprintf(fmt, ap);
+	printf("\n");
+}
+
 static void fail(const char *fmt, ...)
 {
 	va_list ap;
 
 	va_start(ap, fmt);
-	printf("FAIL: ");
-	vprintf(fmt, ap);
-	printf("\n");
+	vsay("FAIL: ", fmt, ap);
 	va_end(ap);
 	fflush(stdout);
 	exit(1);
@@ -57,10 +72,21 @@ static void good(const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	printf("ok: ");
-	vprintf(fmt, ap);
-	printf("\n");
+	vsay("ok: ", fmt, ap);
 	va_end(ap);
+}
+
+static int soft_failed;
+
+/* A failed check that lets the others run; the command exits 1 at its end. */
+static void soft_fail(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsay("FAIL: ", fmt, ap);
+	va_end(ap);
+	soft_failed = 1;
 }
 
 /* ioctl expecting errno @want (0: success). */
@@ -332,6 +358,26 @@ static void host_errors(int ctl, int dev, int devro, uint64_t h,
 	       "REGISTER of a range that wraps around");
 	expect(reg(ctl, 0, 0, 0x7ffffffff000ULL, 0x2000, NULL), EFAULT,
 	       "REGISTER beyond the user address space");
+	/*
+	 * Root has no RLIMIT_MEMLOCK: the length reaches the allocation of the
+	 * page array (2 GiB for 1 TiB), which must fail without a kernel
+	 * warning (kvmalloc() warns above INT_MAX unless told not to; the lab
+	 * fails on the WARNING line).
+	 */
+	if (!geteuid()) {
+		/* low, so that 1 TiB after it is still user address space */
+		void *low = mmap((void *)(8ULL << 30), 8192,
+				 PROT_READ | PROT_WRITE,
+				 MAP_PRIVATE | MAP_ANONYMOUS |
+				 MAP_FIXED_NOREPLACE, -1, 0);
+
+		if (low == MAP_FAILED)
+			fail("mmap at 8 GiB: %s", strerror(errno));
+		expect(reg(ctl, FXBLK_PEER_PROV_HOST, 0, (uintptr_t)low,
+			   1ULL << 40, NULL), ENOMEM,
+		       "REGISTER of 1 TiB at 8 GiB as root (page array too large)");
+		munmap(low, 8192);
+	}
 	hole = mmap(NULL, 8192, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	munmap(hole, 8192);
 	expect(reg(ctl, 0, 0, (uintptr_t)hole, 8192, NULL), EFAULT,
@@ -647,20 +693,11 @@ static int cmd_gpu(const char *which, const char *path)
 
 static int make_udmabuf(size_t len)
 {
-	struct udmabuf_create c = { .flags = UDMABUF_FLAGS_CLOEXEC,
-				    .size = len };
-	int memfd = memfd_create("peer", MFD_ALLOW_SEALING | MFD_CLOEXEC);
-	int u = open("/dev/udmabuf", O_RDWR | O_CLOEXEC), fd;
+	const char *what;
+	int fd = peer_make_udmabuf(len, &what);
 
-	if (memfd < 0 || u < 0 || ftruncate(memfd, len) ||
-	    fcntl(memfd, F_ADD_SEALS, F_SEAL_SHRINK) < 0)
-		fail("udmabuf setup: %s", strerror(errno));
-	c.memfd = memfd;
-	fd = ioctl(u, UDMABUF_CREATE, &c);
 	if (fd < 0)
-		fail("UDMABUF_CREATE: %s", strerror(errno));
-	close(u);
-	close(memfd);
+		fail("udmabuf: %s: %s", what, strerror(-fd));
 	return fd;
 }
 
@@ -678,6 +715,35 @@ static int reg_dmabuf(int ctl, int fd, uint64_t off, uint64_t len,
 	return ret;
 }
 
+/*
+ * The dma-buf core lists every buffer with its attachments in debugfs
+ * (dma_buf_debug_show(), 5.10 to 7.3: the exporter's name, then "Attached
+ * Devices:" and one device name a line). fxblk must not be among them: an
+ * attachment lets the exporter move the buffer for its importer.
+ */
+static void dmabuf_not_attached(void)
+{
+	const char *path = "/sys/kernel/debug/dma_buf/bufinfo";
+	FILE *f = fopen(path, "r");
+	char line[256];
+	int udmabufs = 0, ours = 0;
+
+	if (!f)
+		fail("open %s: %s (is debugfs mounted?)", path,
+		     strerror(errno));
+	while (fgets(line, sizeof(line), f)) {
+		udmabufs += !!strstr(line, "udmabuf");
+		ours += !!strstr(line, "fxblk-peer");
+	}
+	fclose(f);
+	if (!udmabufs)
+		fail("%s lists no udmabuf: the check would prove nothing",
+		     path);
+	if (ours)
+		fail("fxblk-peer is attached to a dma-buf (%s)", path);
+	good("the registered udmabuf has no fxblk attachment (%s)", path);
+}
+
 static int cmd_dmabuf(const char *path)
 {
 	int ctl = open_ctl(), dev = open(path, O_RDWR | O_CLOEXEC);
@@ -688,7 +754,11 @@ static int cmd_dmabuf(const char *path)
 		fail("open %s: %s", path, strerror(errno));
 	expect(reg_dmabuf(ctl, buf, 64 * KiB, 512 * KiB, &r), 0,
 	       "REGISTER 512 KiB at 64 KiB of a udmabuf (AUTO)");
+	dmabuf_not_attached();
 	expect_dma_only(&r, FXBLK_PEER_PROV_DMABUF);
+	if (r.out_flags & FXBLK_PEER_F_REVOCABLE)
+		fail("dma-buf handle revocable (flags 0x%x): not attached, nothing calls back",
+		     r.out_flags);
 	expect_pinned(ctl, FXBLK_PEER_PROV_DMABUF, 512 * KiB, "registered");
 	expect(rw(ctl, r.handle, FXBLK_PEER_OP_READ, dev, 0, 0, 4096),
 	       EREMOTEIO, "RW on a dma-buf");
@@ -706,20 +776,20 @@ static int cmd_dmabuf(const char *path)
 	return 0;
 }
 
-/* 64 async 1 MiB writes in flight, then the host revoke test hook. */
-static int cmd_revoke_io(const char *path)
+/*
+ * 64 async 1 MiB writes, then the host revoke test hook. Returns the I/Os
+ * QUERY still saw in flight right after the revoke (0: they all completed
+ * before it, and the attempt proved nothing about in-flight revocation).
+ */
+static unsigned int revoke_io_once(int ctl, int dev, unsigned char *buf,
+				   int n)
 {
-	const int n = 64;
-	int ctl = open_ctl(), dev = open(path, O_RDWR | O_CLOEXEC);
-	unsigned char *buf = alloc_buf(n * MiB);
 	struct fxblk_peer_register r;
 	struct fxblk_peer_query q;
 	struct fxblk_peer_reap rp;
-	int i, got = 0, moved = 0, inflight;
+	int i, got = 0, moved = 0;
+	unsigned int inflight;
 
-	if (dev < 0)
-		fail("open %s: %s", path, strerror(errno));
-	fill(buf, n * MiB, 7);
 	expect(reg(ctl, 0, 0, (uintptr_t)buf, n * MiB, &r), 0,
 	       "REGISTER 64 MiB of host memory");
 	for (i = 0; i < n; i++) {
@@ -731,18 +801,11 @@ static int cmd_revoke_io(const char *path)
 		if (ioctl(ctl, FXBLK_PEER_IOC_RW, &a))
 			fail("async RW %d: %s", i, strerror(errno));
 	}
-	query(ctl, r.handle, &q);
-	inflight = q.inflight;
 	trigger_revoke("fxblk");
 	expect(query(ctl, r.handle, &q), 0, "QUERY right after the revoke");
 	if (q.state != FXBLK_PEER_STATE_REVOKED)
 		fail("state %u after revoke", q.state);
-	if (inflight)
-		good("revoked with %d I/Os in flight before the trigger, %u after",
-		   inflight, q.inflight);
-	else
-		printf("SKIP: revoke with I/O in flight: all %d I/Os completed before the trigger\n",
-		       n);
+	inflight = q.inflight;
 	expect(rw(ctl, r.handle, FXBLK_PEER_OP_WRITE, dev, 0, 0, 4096), ENXIO,
 	       "RW on the revoked handle");
 	while (got < n) {
@@ -756,14 +819,206 @@ static int cmd_revoke_io(const char *path)
 			moved += rp.c[i].result == (int64_t)MiB;
 		got += rp.count;
 	}
-	good("all %d in-flight I/Os completed (%d moved their 1 MiB)", n, moved);
+	good("all %d I/Os completed (%d moved their 1 MiB); %u were in flight after the revoke",
+	     n, moved, inflight);
 	expect_pinned(ctl, FXBLK_PEER_PROV_HOST, 0, "after the revoke work");
 	expect(query(ctl, r.handle, &q), 0, "QUERY after the I/O drained");
 	if (q.inflight || q.pinned_bytes)
 		fail("inflight %u pinned %" PRIu64, q.inflight,
 		     (uint64_t)q.pinned_bytes);
 	expect(dereg(ctl, r.handle), 0, "DEREGISTER the revoked handle");
+	return inflight;
+}
+
+/* Until one attempt revoked a handle with I/O still in flight. */
+static int cmd_revoke_io(const char *path)
+{
+	const int n = 64, attempts = 20;
+	int ctl = open_ctl(), dev = open(path, O_RDWR | O_CLOEXEC), i;
+	unsigned char *buf = alloc_buf(n * MiB);
+
+	if (dev < 0)
+		fail("open %s: %s", path, strerror(errno));
+	fill(buf, n * MiB, 7);
+	for (i = 1; i <= attempts; i++) {
+		unsigned int inflight = revoke_io_once(ctl, dev, buf, n);
+
+		if (inflight) {
+			good("attempt %d: revoked with %u I/Os in flight; they drained, then the pages went",
+			     i, inflight);
+			return 0;
+		}
+		printf("attempt %d: every I/O completed before the revoke; again\n",
+		       i);
+	}
+	fail("in %d attempts no I/O was in flight when the revoke hook ran",
+	     attempts);
+	return 1;
+}
+
+/*
+ * PROVIDERS' count is an output. A caller's non-zero count is refused;
+ * a kernel that used it as the first index (C1 of the 2026-12-02 review)
+ * answers success with count = in + providers, having written entries
+ * from p[in] on: past the array for in + providers > MAX_PROVIDERS.
+ * Smallest first, so that an affected kernel is caught before the
+ * out-of-bounds ones.
+ */
+static int cmd_badcount(void)
+{
+	static const uint32_t counts[] = { 1, 4, 5, 8, 64, 0xffffffffu };
+	struct fxblk_peer_providers p;
+	int ctl = open_ctl();
+	unsigned int i;
+
+	for (i = 0; i < sizeof(counts) / sizeof(counts[0]); i++) {
+		memset(&p, 0, sizeof(p));
+		p.abi = FXBLK_PEER_ABI;
+		p.count = counts[i];
+		if (ioctl(ctl, FXBLK_PEER_IOC_PROVIDERS, &p) == 0)
+			fail("PROVIDERS with count %u in: accepted, count %u out (the caller's count was used as an index)",
+			     counts[i], p.count);
+		if (errno != EINVAL)
+			fail("PROVIDERS with count %u in: %s, expected EINVAL",
+			     counts[i], strerror(errno));
+		good("PROVIDERS with count %u in -> EINVAL", counts[i]);
+	}
+	get_providers(ctl, &p);
+	if (p.count != FXBLK_PEER_PROV_MAX)
+		fail("PROVIDERS with count 0: count %u out, expected %u",
+		     p.count, FXBLK_PEER_PROV_MAX);
+	good("PROVIDERS with count 0 in -> %u providers", p.count);
 	return 0;
+}
+
+static int same(const void *a, const void *b, size_t n)
+{
+	return !memcmp(a, b, n);
+}
+
+/* Buffered pread of the whole range (the page cache of the disk). */
+static void bread(int fd, void *p, size_t n, uint64_t off)
+{
+	if (pread(fd, p, n, off) != (ssize_t)n)
+		fail("buffered pread: %s", strerror(errno));
+}
+
+static void bwrite(int fd, const void *p, size_t n, uint64_t off)
+{
+	if (pwrite(fd, p, n, off) != (ssize_t)n)
+		fail("buffered pwrite: %s", strerror(errno));
+}
+
+static void dread(int fd, void *p, size_t n, uint64_t off)
+{
+	if (pread(fd, p, n, off) != (ssize_t)n)
+		fail("O_DIRECT pread: %s", strerror(errno));
+}
+
+static void set_ro(int dev, int ro)
+{
+	if (ioctl(dev, BLKROSET, &ro))
+		fail("BLKROSET %d: %s", ro, strerror(errno));
+}
+
+/*
+ * IOC_RW and the disk's page cache, as O_DIRECT has it: 256 KiB at 8 MiB
+ * + 60 KiB (crossing chunks and members). Every part is checked, a failed
+ * one does not stop the others.
+ */
+static int cmd_cache(const char *path)
+{
+	const uint64_t off = 8 * MiB + 60 * KiB, len = 256 * KiB;
+	int ctl = open_ctl(), dev = open(path, O_RDWR | O_CLOEXEC);
+	int devd = open(path, O_RDWR | O_DIRECT | O_CLOEXEC);
+	unsigned char *buf = alloc_buf(len), *want = alloc_buf(len);
+	unsigned char *got = alloc_buf(len);
+	struct fxblk_peer_register r;
+
+	if (dev < 0 || devd < 0)
+		fail("open %s: %s", path, strerror(errno));
+	expect(reg(ctl, 0, 0, (uintptr_t)buf, len, &r), 0,
+	       "REGISTER 256 KiB of host memory");
+
+	/* 1: cached pages of the range go with an IOC_RW write */
+	fill(got, len, 11);
+	if (pwrite(devd, got, len, off) != (ssize_t)len)
+		fail("O_DIRECT pwrite: %s", strerror(errno));
+	bread(dev, want, len, off);	/* now cached */
+	fill(buf, len, 12);
+	expect(rw(ctl, r.handle, FXBLK_PEER_OP_WRITE, dev, 0, off, len), 0,
+	       "RW write over cached blocks");
+	bread(dev, got, len, off);
+	if (same(got, buf, len))
+		good("a buffered read after the RW write sees its data");
+	else
+		soft_fail("a buffered read after the RW write sees %s data",
+			  same(got, want, len) ? "the old (cached)" : "other");
+
+	/* 2: a dirty cached block does not overwrite an IOC_RW write later */
+	fill(want, len, 13);
+	bwrite(dev, want, len, off);	/* dirty, not written back */
+	fill(buf, len, 14);
+	expect(rw(ctl, r.handle, FXBLK_PEER_OP_WRITE, dev, 0, off, len), 0,
+	       "RW write over dirty cached blocks");
+	if (fsync(dev))
+		fail("fsync: %s", strerror(errno));
+	dread(devd, got, len, off);
+	if (same(got, buf, len))
+		good("after fsync the disk holds the RW write, not the older dirty cache");
+	else
+		soft_fail("after fsync the disk holds %s, not the RW write",
+			  same(got, want, len) ? "the older dirty cached data" :
+			  "other data");
+	bread(dev, got, len, off);
+	if (!same(got, buf, len))
+		soft_fail("a buffered read after that does not see the RW write");
+
+	/* 3: an IOC_RW read sees dirty cached data */
+	fill(want, len, 15);
+	bwrite(dev, want, len, off);
+	memset(buf, 0, len);
+	expect(rw(ctl, r.handle, FXBLK_PEER_OP_READ, dev, 0, off, len), 0,
+	       "RW read of dirty cached blocks");
+	if (same(buf, want, len))
+		good("the RW read sees the data of the dirty cache (written back first)");
+	else
+		soft_fail("the RW read does not see the dirty cached data");
+	if (fsync(dev))
+		fail("fsync: %s", strerror(errno));
+
+	/* 4: BLKROSET: writes refused as blkdev_write_iter() refuses them */
+	set_ro(dev, 1);
+	fill(buf, len, 16);
+	if (pwrite(devd, buf, len, off) >= 0 || errno != EPERM)
+		soft_fail("O_DIRECT pwrite on a read-only disk: %s",
+			  strerror(errno));
+	if (rw(ctl, r.handle, FXBLK_PEER_OP_WRITE, dev, 0, off, len) == 0)
+		soft_fail("RW write on a read-only disk (BLKROSET) succeeded");
+	else if (errno != EPERM)
+		soft_fail("RW write on a read-only disk: %s, expected EPERM",
+			  strerror(errno));
+	else
+		good("RW write on a read-only disk (BLKROSET) -> EPERM, as O_DIRECT");
+	set_ro(dev, 0);
+	dread(devd, got, len, off);
+	if (same(got, want, len))
+		good("the read-only disk kept its data");
+	else if (same(got, buf, len))
+		soft_fail("the read-only disk was written");
+	else
+		soft_fail("the read-only disk holds other data");
+	set_ro(dev, 1);
+	expect(rw(ctl, r.handle, FXBLK_PEER_OP_READ, dev, 0, off, len), 0,
+	       "RW read on a read-only disk");
+	set_ro(dev, 0);
+	expect(rw(ctl, r.handle, FXBLK_PEER_OP_WRITE, dev, 0, off, len), 0,
+	       "RW write after BLKROSET 0");
+	expect(dereg(ctl, r.handle), 0, "DEREGISTER");
+	free(got);
+	free(want);
+	free(buf);
+	return soft_failed;
 }
 
 /* Without CAP_IPC_LOCK, pins count against RLIMIT_MEMLOCK (64 KiB here). */
@@ -789,6 +1044,68 @@ static int cmd_memlock(void)
 	return 0;
 }
 
+/*
+ * P2PDMA pages (a CMB published as p2pmem stands in for VRAM exposed that
+ * way) register as host memory where the kernel has FOLL_PCI_P2PDMA, and
+ * RW moves them: to DEV (whose members take them) and back, verified
+ * through host memory; RDMADEV (an nvme-rdma member) refuses them.
+ */
+static int cmd_p2pmem(const char *alloc, const char *path, const char *rdma)
+{
+	const size_t len = MiB;
+	const uint64_t off = 60 * KiB;	/* crosses chunks and members */
+	int ctl = open_ctl(), afd = open(alloc, O_RDWR | O_CLOEXEC);
+	int dev = open(path, O_RDWR | O_CLOEXEC);
+	int devd = open(path, O_RDWR | O_DIRECT | O_CLOEXEC);
+	unsigned char *host = alloc_buf(len), *chk = alloc_buf(len);
+	struct fxblk_peer_register r;
+	unsigned char *p2p;
+
+	if (afd < 0 || dev < 0 || devd < 0)
+		fail("open %s / %s: %s", alloc, path, strerror(errno));
+	p2p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, afd, 0);
+	if (p2p == MAP_FAILED)
+		fail("mmap %s: %s", alloc, strerror(errno));
+	fill(host, len, 21);
+	memcpy(p2p, host, len);
+	expect(reg(ctl, 0, 0, (uintptr_t)p2p, len, &r), 0,
+	       "REGISTER 1 MiB of P2PDMA memory (AUTO)");
+	if (r.provider != FXBLK_PEER_PROV_HOST ||
+	    !(r.out_flags & FXBLK_PEER_F_DIRECT) ||
+	    !(r.out_flags & FXBLK_PEER_F_STRUCT_PAGE))
+		fail("P2PDMA registration: provider %u flags 0x%x reason '%s'",
+		     r.provider, r.out_flags, r.reason);
+	good("P2PDMA memory: host provider, struct pages, direct");
+	expect(rw(ctl, r.handle, FXBLK_PEER_OP_WRITE, dev, 0, off, len), 0,
+	       "RW write from P2PDMA memory");
+	if (pread(devd, chk, len, off) != (ssize_t)len)
+		fail("O_DIRECT pread: %s", strerror(errno));
+	cmp(chk, host, len, "P2PDMA -> disk, O_DIRECT read back");
+	fill(chk, len, 22);
+	if (pwrite(devd, chk, len, off) != (ssize_t)len)
+		fail("O_DIRECT pwrite: %s", strerror(errno));
+	memset(p2p, 0, len);
+	expect(rw(ctl, r.handle, FXBLK_PEER_OP_READ, dev, 0, off, len), 0,
+	       "RW read into P2PDMA memory");
+	memcpy(host, p2p, len);
+	cmp(host, chk, len, "disk -> P2PDMA, read by the CPU");
+	if (rdma) {
+		int rd = open(rdma, O_RDWR | O_CLOEXEC);
+
+		if (rd < 0)
+			fail("open %s: %s", rdma, strerror(errno));
+		expect(rw(ctl, r.handle, FXBLK_PEER_OP_WRITE, rd, 0, 0, len),
+		       EREMOTEIO, "RW write from P2PDMA memory to an nvme-rdma volume");
+		expect(rw(ctl, r.handle, FXBLK_PEER_OP_READ, rd, 0, 0, len),
+		       EREMOTEIO, "RW read into P2PDMA memory from an nvme-rdma volume");
+		close(rd);
+	}
+	expect(dereg(ctl, r.handle), 0, "DEREGISTER");
+	expect_pinned(ctl, FXBLK_PEER_PROV_HOST, 0, "deregistered");
+	munmap(p2p, len);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	self = "/proc/self/exe";
@@ -803,6 +1120,12 @@ int main(int argc, char **argv)
 		return cmd_dmabuf(argv[2]);
 	if (argc == 3 && !strcmp(argv[1], "revoke-io"))
 		return cmd_revoke_io(argv[2]);
+	if (argc == 3 && !strcmp(argv[1], "cache"))
+		return cmd_cache(argv[2]);
+	if ((argc == 4 || argc == 5) && !strcmp(argv[1], "p2pmem"))
+		return cmd_p2pmem(argv[2], argv[3], argc == 5 ? argv[4] : NULL);
+	if (argc == 2 && !strcmp(argv[1], "badcount"))
+		return cmd_badcount();
 	if (argc == 2 && !strcmp(argv[1], "memlock"))
 		return cmd_memlock();
 	if (argc == 4 && !strcmp(argv[1], "use-fd"))

@@ -3,6 +3,8 @@
 # Peer memory, kernel side (/dev/fxblk-peer; driver tests/peer/peer-test.c):
 # - the module loads with no vendor module; PROVIDERS lists rocm and ascend
 #   absent with the reason, host direct, dmabuf present but not direct;
+#   PROVIDERS refuses a caller's count (its out field; C1 of the 2026-12-02
+#   review: used as an index, it wrote past the array; badcount);
 # - host memory: RW through /dev/fx0 (64 KiB chunks over 2 members) with a
 #   range crossing chunks and members, checked byte for byte against
 #   O_DIRECT; async RW with eventfd + REAP; every bad argument (alignment,
@@ -10,12 +12,18 @@
 #   fd) a clean errno; another process (fork, fork+exec) refused; a process
 #   killed with memory registered leaves 0 pinned bytes; without
 #   CAP_IPC_LOCK pins are charged to RLIMIT_MEMLOCK;
-# - revoke (test hook) with 64 async I/Os in flight: handle REVOKED, new I/O
-#   refused, the I/O drains, pinned bytes back to 0;
+# - RW keeps /dev/fx0's page cache coherent as O_DIRECT does (a buffered
+#   read after an RW write sees it, a dirty cached block neither overwrites
+#   an RW write nor hides from an RW read) and a read-only disk (BLKROSET)
+#   refuses RW writes with EPERM (cache);
+# - revoke (test hook) with async I/Os in flight: handle REVOKED, new I/O
+#   refused, the I/O drains, pinned bytes back to 0 (retried until QUERY
+#   saw I/O in flight after the revoke; fails if it never does);
 # - fake_amdkfd / fake_ascend (tests/peer) loaded: rocm and ascend present,
 #   their memory registered (AUTO) is DMA-address-only (RW -> EREMOTEIO),
 #   revoked through the fake's free callback, exit while pinned;
-# - dmabuf through udmabuf (6.12; Debian's 6.1 has no udmabuf: SKIP);
+# - dmabuf through udmabuf (6.12; Debian's 6.1 has no udmabuf: SKIP): held,
+#   not attached (debugfs bufinfo lists no fxblk-peer), not revocable;
 # - the kernel log stays clean and fxblk unloads (no context leaked).
 . /lab/lib.sh
 read -r -a M <<<"${FX_MEMBERS:-}"
@@ -38,12 +46,14 @@ expect_match "$FX_OUT" '^rocm present=0 direct=0 .*reason=amdkfd_query_rdma_inte
 	"rocm absent with its reason"
 expect_match "$FX_OUT" '^ascend present=0 direct=0 .*reason=hal_kernel_p2p_get_pages/put_pages not exported.*not loaded' \
 	"ascend absent with its reason"
-expect_match "$FX_OUT" '^dmabuf present=1 direct=0 .*reason=direct: no - the in-kernel nvme-rdma host cannot take DMA-address-only memory' \
+expect_match "$FX_OUT" '^dmabuf present=1 direct=0 .*reason=direct: no - held, not attached: no fxblk device does DMA to a dma-buf' \
 	"dmabuf present, not direct, why"
+fx_run $PT badcount
 
 fx_run fxctl create t40 --chunk 64K "${M[0]}" "${M[1]}"
 DEV=$(fxdev t40) || fail "no /dev/fxN with sysfs name t40"
 fx_run $PT host "$DEV"
+fx_run $PT cache "$DEV"
 fx_run $PT revoke-io "$DEV"
 fx_run as_nobody $PT memlock
 
@@ -59,6 +69,9 @@ for f in fake_amdkfd fake_ascend; do
 done
 
 if [ -e /dev/udmabuf ] || modprobe udmabuf 2>/dev/null && [ -e /dev/udmabuf ]; then
+	grep -q ' /sys/kernel/debug debugfs ' /proc/mounts ||
+		mount -t debugfs debugfs /sys/kernel/debug ||
+		fail "mount debugfs (the dma-buf attachment check reads its bufinfo)"
 	fx_run $PT dmabuf "$DEV"
 else
 	skip "dmabuf provider not exercised: no udmabuf in $(uname -r) (CONFIG_UDMABUF is off in Debian's 6.1)"
@@ -73,4 +86,4 @@ fx_run fxctl remove t40
 trap - EXIT
 fx_unload
 fx_dmesg_clean_since start
-pass "providers, host RW sync/async, errors, revoke, fakes, exit, dmabuf"
+pass "providers (and a bad count), host RW sync/async, page cache, BLKROSET, errors, revoke, fakes, exit, dmabuf"
