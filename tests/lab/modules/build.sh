@@ -36,4 +36,6 @@ esac
 	# and its user-space driver, against the uapi header of this tree
 	gcc -O2 -Wall -Wextra -Werror -I"$TOP/kmod/include/uapi" \
 		-o "$OUT/peer-test" "$TOP/tests/peer/peer-test.c"
+	gcc -O2 -Wall -Wextra -Werror -pthread -I"$TOP/kmod/include/uapi" \
+		-o "$OUT/peer-fuzz" "$TOP/tests/peer/peer-fuzz.c"
 ) 9>"$B/.lock"
