@@ -19,6 +19,7 @@
  * cannot map P2PDMA pages fails such bios (fxblk_dev.c: EREMOTEIO), as
  * O_DIRECT on it does.
  */
+#include <linux/memremap.h>
 #include <linux/mm.h>
 #include <linux/slab.h>
 
@@ -36,16 +37,30 @@ static int fxblk_peer_host_probe(char *why, size_t len)
 }
 
 #ifdef FXBLK_HAVE_FOLL_PCI_P2PDMA
+static bool fxblk_peer_host_any_p2pdma(struct page **pages, long n)
+{
+	long i;
+
+	for (i = 0; i < n; i++)
+		if (is_pci_p2pdma_page(pages[i]))
+			return true;
+	return false;
+}
+
 /*
- * [start, start + nr pages) holds PCI P2PDMA pages: check that all of it
- * can be pinned for I/O (FOLL_PCI_P2PDMA), then hold no pin; RW pins it.
+ * The long-term pin of [start, start + nr pages) failed with @err. If the
+ * range holds PCI P2PDMA pages (a P2PDMA page refuses a long-term pin:
+ * EREMOTEIO; a writable long-term pin of p2pmem's file mapping fails
+ * first, EFAULT, 6.5+), check that all of it can be pinned for I/O
+ * (FOLL_PCI_P2PDMA), then hold no pin: RW pins it. Else @err stands.
  */
 static int fxblk_peer_host_per_io(struct fxblk_peer_reg *reg,
 				  unsigned long start, unsigned long nr,
-				  unsigned int gup)
+				  unsigned int gup, int err)
 {
 	unsigned long done = 0;
 	struct page **pages;
+	bool p2p = false;
 	long got;
 
 	pages = kmalloc_array(FXBLK_PEER_HOST_CHECK, sizeof(*pages),
@@ -59,12 +74,13 @@ static int fxblk_peer_host_per_io(struct fxblk_peer_reg *reg,
 					  FOLL_PCI_P2PDMA, pages);
 		if (got <= 0)
 			break;
+		p2p |= fxblk_peer_host_any_p2pdma(pages, got);
 		unpin_user_pages(pages, got);
 		done += got;
 	}
 	kfree(pages);
-	if (done < nr)
-		return got ? got : -EFAULT;
+	if (done < nr || !p2p)
+		return err;
 	reg->pages = NULL;	/* fxblk_peer.c: pinned per RW */
 	reg->nr_pages = 0;
 	reg->first_off = offset_in_page(reg->addr);
@@ -106,11 +122,13 @@ static int fxblk_peer_host_pin(struct fxblk_peer_reg *reg)
 out_unpin:
 	unpin_user_pages(pages, done);
 	kvfree(pages);
+	if (!got)
+		got = -EFAULT;
 #ifdef FXBLK_HAVE_FOLL_PCI_P2PDMA
-	if (got == -EREMOTEIO)	/* a P2PDMA page: no long-term pin */
-		return fxblk_peer_host_per_io(reg, start, nr, gup);
+	if (got == -EREMOTEIO || got == -EFAULT)	/* P2PDMA pages? */
+		return fxblk_peer_host_per_io(reg, start, nr, gup, got);
 #endif
-	return got ? got : -EFAULT;
+	return got;
 }
 
 /* Pages a READ filled are dirty: tell the VM before letting go of them. */
