@@ -89,6 +89,18 @@ static int fxblk_peer_host_per_io(struct fxblk_peer_reg *reg,
 }
 #endif
 
+/* Where the kernel cannot pin P2PDMA pages at all, @err stands. */
+static int fxblk_peer_host_p2pdma(struct fxblk_peer_reg *reg,
+				  unsigned long start, unsigned long nr,
+				  unsigned int gup, int err)
+{
+#ifdef FXBLK_HAVE_FOLL_PCI_P2PDMA
+	return fxblk_peer_host_per_io(reg, start, nr, gup, err);
+#else
+	return err;
+#endif
+}
+
 static int fxblk_peer_host_pin(struct fxblk_peer_reg *reg)
 {
 	unsigned int gup = FOLL_LONGTERM;
@@ -101,7 +113,14 @@ static int fxblk_peer_host_pin(struct fxblk_peer_reg *reg)
 
 	if (!(reg->reg_flags & FXBLK_PEER_REG_READONLY))
 		gup |= FOLL_WRITE;
-	/* @len is the caller's: a huge one fails here, without a warning. */
+	/*
+	 * @len is the caller's (root has no RLIMIT_MEMLOCK): no more pages
+	 * than RAM can be pinned long term, so no page array larger than
+	 * that is allocated (nor warned about); P2PDMA memory that large is
+	 * still taken, pinned per I/O.
+	 */
+	if (nr > totalram_pages())
+		return fxblk_peer_host_p2pdma(reg, start, nr, gup, -ENOMEM);
 	pages = kvmalloc_array(nr, sizeof(*pages), GFP_KERNEL | __GFP_NOWARN);
 	if (!pages)
 		return -ENOMEM;
@@ -124,10 +143,8 @@ out_unpin:
 	kvfree(pages);
 	if (!got)
 		got = -EFAULT;
-#ifdef FXBLK_HAVE_FOLL_PCI_P2PDMA
 	if (got == -EREMOTEIO || got == -EFAULT)	/* P2PDMA pages? */
-		return fxblk_peer_host_per_io(reg, start, nr, gup, got);
-#endif
+		return fxblk_peer_host_p2pdma(reg, start, nr, gup, got);
 	return got;
 }
 

@@ -404,7 +404,7 @@ static void pick_range(struct worker *w, uint64_t *addr, uint64_t *len,
 		*flags |= 1U << 31;
 		break;
 	case 3:		/* something huge at a real address (root: no limit) */
-		*len = (1ULL << (30 + below(r, 12)));
+		*len = 1ULL << (30 + below(r, 12));
 		break;
 	case 4:
 		*addr = pick_u64(r);
