@@ -13,7 +13,7 @@ DEST=${1:-/}/usr/src/fxblk-$VER
 rm -rf "$DEST"
 mkdir -p "$DEST/include/uapi/linux" "$DEST/compat"
 # exactly what kmod/Makefile builds from: sources, Kbuild, probes, uapi header
-cp -p "$TOP"/kmod/Makefile "$TOP"/kmod/Kbuild "$TOP"/kmod/*.c "$TOP"/kmod/*.h "$TOP/VERSION" "$DEST/"
+cp -p "$TOP"/kmod/Makefile "$TOP"/kmod/Kbuild "$TOP"/kmod/*.c "$TOP"/kmod/*.h "$TOP"/kmod/*.sh "$TOP/VERSION" "$DEST/"
 cp -p "$TOP"/kmod/compat/* "$DEST/compat/"
 cp -p "$TOP"/kmod/include/uapi/linux/*.h "$DEST/include/uapi/linux/"
 sed "s/#MODULE_VERSION#/$VER/" "$TOP/dkms/dkms.conf" > "$DEST/dkms.conf"

@@ -48,12 +48,85 @@
 #define BIO_MAX_VECS BIO_MAX_PAGES	/* its name before 5.12 */
 #endif
 
-static const struct fxblk_peer_ops *const fxblk_peer_providers[] = {
+/*
+ * The provider registry. host and dmabuf are built in; the rocm and ascend
+ * slots are filled by their glue modules (fxblk_peer_register_provider()).
+ * A user of a slot takes a reference on the glue module under
+ * fxblk_peer_prov_lock (try_module_get() fails once the module is going,
+ * i.e. before its exit unregisters), and keeps it for as long as it may
+ * call into the ops: the probe, or the registration's whole life.
+ */
+static const struct fxblk_peer_ops *fxblk_peer_providers[__FXBLK_PEER_PROV_MAX] = {
 	[FXBLK_PEER_PROV_HOST] = &fxblk_peer_host_ops,
-	[FXBLK_PEER_PROV_ROCM] = &fxblk_peer_rocm_ops,
-	[FXBLK_PEER_PROV_ASCEND] = &fxblk_peer_ascend_ops,
 	[FXBLK_PEER_PROV_DMABUF] = &fxblk_peer_dmabuf_ops,
 };
+static DEFINE_SPINLOCK(fxblk_peer_prov_lock);
+
+/* What PROVIDERS says of an empty slot: no pin can exist, so 0 pinned. */
+static const char *const fxblk_peer_absent[__FXBLK_PEER_PROV_MAX] = {
+	[FXBLK_PEER_PROV_ROCM] = "rocm",
+	[FXBLK_PEER_PROV_ASCEND] = "ascend",
+};
+
+static const char *const fxblk_peer_absent_why[__FXBLK_PEER_PROV_MAX] = {
+	[FXBLK_PEER_PROV_ROCM] = "fxblk_rocm not loaded: DKMS builds it where amdgpu-dkms installed amd_rdma.h and its Module.symvers",
+	[FXBLK_PEER_PROV_ASCEND] = "fxblk_ascend not loaded: DKMS builds it where the Ascend driver installed ascend_kernel_hal.h and its Module.symvers",
+};
+
+static const struct fxblk_peer_ops *fxblk_peer_provider_get(u32 id)
+{
+	const struct fxblk_peer_ops *ops;
+
+	spin_lock(&fxblk_peer_prov_lock);
+	ops = fxblk_peer_providers[id];
+	if (ops && !try_module_get(ops->owner))
+		ops = NULL;
+	spin_unlock(&fxblk_peer_prov_lock);
+	return ops;
+}
+
+static void fxblk_peer_provider_put(const struct fxblk_peer_ops *ops)
+{
+	module_put(ops->owner);
+}
+
+static bool fxblk_peer_vendor_slot(const struct fxblk_peer_ops *ops)
+{
+	return ops && ops->owner && ops->pin && ops->unpin &&
+	       (ops->id == FXBLK_PEER_PROV_ROCM ||
+		ops->id == FXBLK_PEER_PROV_ASCEND);
+}
+
+int fxblk_peer_register_provider(const struct fxblk_peer_ops *ops)
+{
+	int ret = 0;
+
+	if (!fxblk_peer_vendor_slot(ops))
+		return -EINVAL;
+	spin_lock(&fxblk_peer_prov_lock);
+	if (fxblk_peer_providers[ops->id])
+		ret = -EBUSY;
+	else
+		fxblk_peer_providers[ops->id] = ops;
+	spin_unlock(&fxblk_peer_prov_lock);
+	if (!ret)
+		pr_info("peer provider %s registered by %s\n", ops->name,
+			module_name(ops->owner));
+	return ret;
+}
+EXPORT_SYMBOL_GPL(fxblk_peer_register_provider);
+
+/* From the glue's exit: no registration holds its module any more. */
+void fxblk_peer_unregister_provider(const struct fxblk_peer_ops *ops)
+{
+	if (!fxblk_peer_vendor_slot(ops))
+		return;
+	spin_lock(&fxblk_peer_prov_lock);
+	if (fxblk_peer_providers[ops->id] == ops)
+		fxblk_peer_providers[ops->id] = NULL;
+	spin_unlock(&fxblk_peer_prov_lock);
+}
+EXPORT_SYMBOL_GPL(fxblk_peer_unregister_provider);
 
 /* Per provider, over all contexts. */
 static atomic64_t fxblk_peer_pinned[__FXBLK_PEER_PROV_MAX];
@@ -108,6 +181,7 @@ struct device *fxblk_peer_dma_dev(void)
 {
 	return fxblk_peer_misc.this_device;
 }
+EXPORT_SYMBOL_GPL(fxblk_peer_dma_dev);
 
 static void fxblk_peer_reg_free(struct kref *ref)
 {
@@ -115,6 +189,8 @@ static void fxblk_peer_reg_free(struct kref *ref)
 						  ref);
 
 	WARN_ON_ONCE(reg->pinned);
+	if (reg->ops)
+		fxblk_peer_provider_put(reg->ops);
 	kvfree(reg->pages);
 	kfree(reg);
 }
@@ -181,6 +257,7 @@ void fxblk_peer_revoke(void *data)
 	if (first)
 		queue_work(fxblk_peer_wq, &reg->revoke_work);
 }
+EXPORT_SYMBOL_GPL(fxblk_peer_revoke);
 
 /*
  * Test hook: revoke every host registration as a vendor's free callback
@@ -262,7 +339,7 @@ static void fxblk_peer_fill_provider(const struct fxblk_peer_ops *ops,
 	strscpy(p->name, ops->name, sizeof(p->name));
 	p->pinned_bytes = atomic64_read(&fxblk_peer_pinned[ops->id]);
 	p->registrations = atomic64_read(&fxblk_peer_nregs[ops->id]);
-	if (ops->probe(p->reason, sizeof(p->reason)))
+	if (ops->probe && ops->probe(p->reason, sizeof(p->reason)))
 		return;
 	p->flags = FXBLK_PEER_F_PRESENT | ops->caps;
 	p->page_size = PAGE_SIZE;
@@ -270,6 +347,22 @@ static void fxblk_peer_fill_provider(const struct fxblk_peer_ops *ops,
 		strscpy(p->reason, ops->not_direct, sizeof(p->reason));
 	else
 		p->flags |= FXBLK_PEER_F_DIRECT;
+}
+
+/* Slot @id as PROVIDERS reports it: its provider, or why it is empty. */
+static void fxblk_peer_list_provider(u32 id, struct fxblk_peer_provider *p)
+{
+	const struct fxblk_peer_ops *ops = fxblk_peer_provider_get(id);
+
+	if (!ops) {
+		p->id = id;
+		strscpy(p->name, fxblk_peer_absent[id], sizeof(p->name));
+		strscpy(p->reason, fxblk_peer_absent_why[id],
+			sizeof(p->reason));
+		return;
+	}
+	fxblk_peer_fill_provider(ops, p);
+	fxblk_peer_provider_put(ops);
 }
 
 /*
@@ -299,7 +392,7 @@ static int fxblk_peer_ioc_providers(void __user *argp)
 	}
 	for (id = 1; id < ARRAY_SIZE(fxblk_peer_providers) &&
 		     n < ARRAY_SIZE(a->p); id++)
-		fxblk_peer_fill_provider(fxblk_peer_providers[id], &a->p[n++]);
+		fxblk_peer_list_provider(id, &a->p[n++]);
 	a->count = n;
 	if (copy_to_user(argp, a, sizeof(*a)))
 		ret = -EFAULT;
@@ -360,22 +453,28 @@ static struct fxblk_peer_reg *fxblk_peer_reg_alloc(struct fxblk_peer_ctx *ctx,
 	return reg;
 }
 
-/* Pin @reg with provider @id, charging the pages to RLIMIT_MEMLOCK. */
+/*
+ * Pin @reg with provider @id, charging the pages to RLIMIT_MEMLOCK. A
+ * pinned @reg keeps its provider's module reference until it is freed.
+ */
 static int fxblk_peer_pin(struct fxblk_peer_reg *reg, u32 id)
 {
-	const struct fxblk_peer_ops *ops = fxblk_peer_providers[id];
+	const struct fxblk_peer_ops *ops = fxblk_peer_provider_get(id);
 	int ret;
 
+	if (!ops)
+		return -ENODEV;
 	ret = account_locked_vm(reg->ctx->mm, fxblk_peer_pages_of(reg->len),
 				true);
 	if (ret)
-		return ret;
+		goto out_put;
 	reg->ops = ops;
 	ret = ops->pin(reg);
 	if (ret) {
 		account_locked_vm(reg->ctx->mm, fxblk_peer_pages_of(reg->len),
 				  false);
-		return ret;
+		reg->ops = NULL;
+		goto out_put;
 	}
 	reg->caps = FXBLK_PEER_F_PRESENT | ops->caps;
 	if (ops->not_direct)
@@ -385,6 +484,10 @@ static int fxblk_peer_pin(struct fxblk_peer_reg *reg, u32 id)
 	reg->pinned = true;
 	atomic64_add(reg->len, &fxblk_peer_pinned[id]);
 	return 0;
+
+out_put:
+	fxblk_peer_provider_put(ops);
+	return ret;
 }
 
 /*

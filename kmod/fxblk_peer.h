@@ -1,8 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * fxblk peer memory: the provider interface between the control node
- * (fxblk_peer.c) and the backends (fxblk_peer_<name>.c), and the
- * registration they share.
+ * (fxblk_peer.c) and the backends, and the registration they share. host
+ * and dmabuf are built into fxblk.ko; rocm and ascend are vendor glue
+ * modules (fxblk_rocm.ko, fxblk_ascend.ko, built by DKMS only where the
+ * vendor's header and Module.symvers are installed) that link against the
+ * vendor's symbols and call fxblk_peer_register_provider() at load, as
+ * nvidia-peermem does with ib_core.
  *
  * A backend pins a range at REGISTER time, in the owning process (Ascend
  * and amd_rdma look the memory up by the current process), and unpins it
@@ -61,14 +65,20 @@ struct fxblk_peer_reg {
 };
 
 /*
- * A backend. ->probe says whether the vendor interface is there (0) or why
- * not (-ENODEV, @why filled). ->pin runs in the owning process and sets
+ * A backend. ->probe (optional) says whether the interface is usable (0)
+ * or why not (-ENODEV, @why filled). ->pin runs in the owning process and sets
  * reg->page_size (and pages/nr_pages/first_off for STRUCT_PAGE memory);
  * -ENODEV: absent, -EFAULT: not this provider's memory. ->unpin runs in
  * process context once, after all I/O on the range completed.
  */
 struct fxblk_peer_ops {
 	const char *name;
+	/*
+	 * A glue module: THIS_MODULE. Every registration of it holds a
+	 * reference until it is freed, so the module cannot unload while fxblk
+	 * may still call ->unpin or read the ops; NULL for built-in providers.
+	 */
+	struct module *owner;
 	u32 id;				/* FXBLK_PEER_PROV_* */
 	u32 caps;			/* FXBLK_PEER_F_* but PRESENT */
 	/* Why the memory cannot take FXBLK_PEER_IOC_RW; NULL if it can. */
@@ -79,9 +89,15 @@ struct fxblk_peer_ops {
 };
 
 extern const struct fxblk_peer_ops fxblk_peer_host_ops;
-extern const struct fxblk_peer_ops fxblk_peer_rocm_ops;
-extern const struct fxblk_peer_ops fxblk_peer_ascend_ops;
 extern const struct fxblk_peer_ops fxblk_peer_dmabuf_ops;
+
+/*
+ * For the glue modules (EXPORT_SYMBOL_GPL): take the slot of ops->id
+ * (FXBLK_PEER_PROV_ROCM or _ASCEND) from module init, give it back from
+ * module exit. -EBUSY if the slot is taken, -EINVAL for another id.
+ */
+int fxblk_peer_register_provider(const struct fxblk_peer_ops *ops);
+void fxblk_peer_unregister_provider(const struct fxblk_peer_ops *ops);
 
 /* Why DMA-address-only memory takes the staged path. */
 #define FXBLK_PEER_NOT_DIRECT_DMA \

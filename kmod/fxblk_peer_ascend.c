@@ -1,110 +1,128 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * fxblk peer memory, provider "ascend": Huawei NPU memory through the
- * CANN driver's hal_kernel_p2p_get_pages()/put_pages(). It yields physical
- * addresses of device memory (MMIO, no struct pages), so the memory is
- * pinned, counted and revocable here but staged by libfxio
+ * fxblk_ascend.ko: peer-memory provider "ascend", Huawei NPU memory through
+ * the Ascend driver's hal_kernel_p2p_get_pages()/put_pages(). It yields
+ * physical addresses of device memory (MMIO, no struct pages), so the
+ * memory is pinned, counted and revocable here but staged by libfxio
  * (FXBLK_PEER_IOC_RW: EREMOTEIO).
  *
- * The vendor's rules, and how they are kept: get_pages looks the range up
- * by the current process, so it is called from REGISTER in the owner; the
- * range is 4 KiB aligned (FXBLK_PEER_ALIGN, checked before); put_pages is
- * never called from the free callback (fxblk_peer_revoke() defers it).
+ * The driver's behaviour, from CANN driver src/sdk_driver/svm/v2/master/
+ * pmaster/svm_master_query.c and src/sdk_driver/inc/ascend_kernel_hal.h
+ * (verylucky01/driver at aff95158):
+ * - get_pages looks the process up by current->tgid: it is called from
+ *   REGISTER, in the owner (-ESRCH: no NPU process; -EINVAL: not an SVM
+ *   address; -EOPNOTSUPP: NPU memory it will not hand out: a VA not
+ *   aligned to the heap's page size, 2 MiB on a huge-page heap, IPC or
+ *   imported or read-only memory; -EPERM: the driver is unloading);
+ * - the table has version P2P_GET_PAGE_VERSION (0x1) and covers the range
+ *   rounded out to page_size (4 KiB, or the huge page size);
+ * - on free (aclrtFree, process exit) the free callback runs under the
+ *   driver's p2p lock, then the callback is cleared but the table is kept
+ *   until put_pages, which must therefore still be called after a
+ *   callback, and never from inside it (fxblk_peer_revoke() defers it).
  */
+#include <linux/log2.h>
 #include <linux/module.h>
+#include <linux/sizes.h>
 #include <linux/slab.h>
+#include <linux/types.h>
+#include <ascend_kernel_hal.h>
 
-#include "fxblk_peer.h"
 #include "fxblk_peer_vendor.h"
 
-struct fxblk_peer_ascend {
-	int (*put)(struct p2p_page_table *page_table);
-	struct p2p_page_table *table;
-};
+#ifndef P2P_GET_PAGE_VERSION
+#error "fxblk_ascend: ascend_kernel_hal.h defines no P2P_GET_PAGE_VERSION"
+#endif
 
-static int fxblk_peer_ascend_probe(char *why, size_t len)
-{
-	void *get = symbol_get(hal_kernel_p2p_get_pages);
-	void *put = symbol_get(hal_kernel_p2p_put_pages);
-
-	if (get)
-		symbol_put(hal_kernel_p2p_get_pages);
-	if (put)
-		symbol_put(hal_kernel_p2p_put_pages);
-	if (get && put)
-		return 0;
-	strscpy(why, "hal_kernel_p2p_get_pages/put_pages not exported: Ascend driver (CANN) not loaded",
-		len);
-	return -ENODEV;
-}
+/* The driver's v1 table; another version is refused at REGISTER. */
+#define FXBLK_ASCEND_TABLE_VERSION	0x1
 
 /* The table must cover the range with pages of one power-of-2 size. */
-static int fxblk_peer_ascend_check(const struct fxblk_peer_reg *reg,
-				   const struct p2p_page_table *t)
+static int fxblk_ascend_check(const struct fxblk_peer_reg *reg,
+			      const struct p2p_page_table *t)
 {
-	if (!t->pages_info || !t->page_size || !is_power_of_2(t->page_size))
+	u64 need;
+
+	if (t->version != FXBLK_ASCEND_TABLE_VERSION) {
+		pr_warn_ratelimited("fxblk_ascend: page table version %#x, not %#x\n",
+				    t->version, FXBLK_ASCEND_TABLE_VERSION);
+		return -EPROTO;
+	}
+	if (!t->pages_info || t->page_size < SZ_4K ||
+	    !is_power_of_2(t->page_size))
 		return -EIO;
+	/* rounded out as the driver does: from the page holding addr */
+	need = reg->len + (reg->addr & (t->page_size - 1));
 	if (t->page_num > U64_MAX / t->page_size ||
-	    t->page_num * t->page_size < reg->len)
+	    t->page_num * t->page_size < need)
 		return -EIO;
 	return 0;
 }
 
-static int fxblk_peer_ascend_pin(struct fxblk_peer_reg *reg)
+/* -EFAULT: not NPU memory of this process, so AUTO tries the next. */
+static int fxblk_ascend_errno(int ret)
 {
-	int (*get)(u64 va, u64 len, void (*cb)(void *data), void *data,
-		   struct p2p_page_table **page_table);
-	struct fxblk_peer_ascend *p;
-	int ret = -ENODEV;
-
-	p = kzalloc(sizeof(*p), GFP_KERNEL);
-	if (!p)
-		return -ENOMEM;
-	get = symbol_get(hal_kernel_p2p_get_pages);
-	p->put = symbol_get(hal_kernel_p2p_put_pages);
-	if (!get || !p->put)
-		goto out_put;
-	ret = get(reg->addr, reg->len, fxblk_peer_revoke, reg, &p->table);
-	if (ret) {
-		/* Not NPU memory of this process: let AUTO try the next. */
-		ret = ret == -EINVAL || ret == -ESRCH ? -EFAULT : ret;
-		goto out_put;
-	}
-	ret = fxblk_peer_ascend_check(reg, p->table);
-	if (ret) {
-		p->put(p->table);
-		goto out_put;
-	}
-	symbol_put(hal_kernel_p2p_get_pages);
-	reg->page_size = p->table->page_size;
-	reg->priv = p;
-	return 0;
-
-out_put:
-	if (get)
-		symbol_put(hal_kernel_p2p_get_pages);
-	if (p->put)
-		symbol_put(hal_kernel_p2p_put_pages);
-	kfree(p);
+	if (ret == -EINVAL || ret == -ESRCH)
+		return -EFAULT;
+	if (ret == -EPERM)
+		return -ENODEV;
 	return ret;
 }
 
-static void fxblk_peer_ascend_unpin(struct fxblk_peer_reg *reg)
+static int fxblk_ascend_pin(struct fxblk_peer_reg *reg)
 {
-	struct fxblk_peer_ascend *p = reg->priv;
+	struct p2p_page_table *table = NULL;
+	int ret;
 
-	p->put(p->table);
-	symbol_put(hal_kernel_p2p_put_pages);
-	kfree(p);
+	ret = hal_kernel_p2p_get_pages(reg->addr, reg->len, fxblk_peer_revoke,
+				       reg, &table);
+	if (ret)
+		return fxblk_ascend_errno(ret);
+	if (!table)
+		return -EIO;
+	ret = fxblk_ascend_check(reg, table);
+	if (ret) {
+		hal_kernel_p2p_put_pages(table);
+		return ret;
+	}
+	reg->page_size = table->page_size;
+	reg->priv = table;
+	return 0;
+}
+
+/* Also after the free callback: the driver keeps the table until now. */
+static void fxblk_ascend_unpin(struct fxblk_peer_reg *reg)
+{
+	int ret = hal_kernel_p2p_put_pages(reg->priv);
+
+	if (ret)
+		pr_warn_ratelimited("fxblk_ascend: hal_kernel_p2p_put_pages: %d\n",
+				    ret);
 	reg->priv = NULL;
 }
 
-const struct fxblk_peer_ops fxblk_peer_ascend_ops = {
+static const struct fxblk_peer_ops fxblk_ascend_ops = {
 	.name = "ascend",
+	.owner = THIS_MODULE,
 	.id = FXBLK_PEER_PROV_ASCEND,
 	.caps = FXBLK_PEER_F_DMA_ONLY | FXBLK_PEER_F_REVOCABLE,
 	.not_direct = FXBLK_PEER_NOT_DIRECT_DMA,
-	.probe = fxblk_peer_ascend_probe,
-	.pin = fxblk_peer_ascend_pin,
-	.unpin = fxblk_peer_ascend_unpin,
+	.pin = fxblk_ascend_pin,
+	.unpin = fxblk_ascend_unpin,
 };
+
+static int __init fxblk_ascend_init(void)
+{
+	BUILD_BUG_ON(P2P_GET_PAGE_VERSION != FXBLK_ASCEND_TABLE_VERSION);
+	return fxblk_peer_register_provider(&fxblk_ascend_ops);
+}
+
+static void __exit fxblk_ascend_exit(void)
+{
+	fxblk_peer_unregister_provider(&fxblk_ascend_ops);
+}
+
+module_init(fxblk_ascend_init);
+module_exit(fxblk_ascend_exit);
+MODULE_LICENSE("GPL");
+MODULE_DESCRIPTION("fxblk peer memory: Ascend NPU memory through hal_kernel_p2p_*");

@@ -1,142 +1,248 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * fxblk peer memory, provider "rocm": AMD GPU memory through amdkfd's
- * amd_rdma interface v2 (amdkfd_query_rdma_interface), the one RDMA peer
- * clients use. It yields an sg_table of DMA addresses for a device and no
- * struct pages, so the memory is pinned, counted and revocable here but
- * staged by libfxio (FXBLK_PEER_IOC_RW: EREMOTEIO). VRAM that amdgpu
- * exposes as PCI P2PDMA pages (kfd_ais) needs no provider: it is O_DIRECT
- * I/O on /dev/fxN with the buffer's address.
+ * fxblk_rocm.ko: peer-memory provider "rocm", AMD GPU memory through
+ * amdkfd's amd_rdma interface (amdkfd_query_rdma_interface()), which only
+ * amdgpu-dkms (ROCK-Kernel-Driver) has; upstream amdgpu has none. It yields
+ * an sg_table of DMA addresses and no struct pages, so the memory is
+ * pinned, counted and (v1) revocable here but staged by libfxio
+ * (FXBLK_PEER_IOC_RW: EREMOTEIO).
  *
- * The symbol is taken with symbol_get() per registration and held until
- * the unpin, so amdgpu cannot go away under a pinned range. Since 6.6
- * symbol_get() finds EXPORT_SYMBOL_GPL symbols only; the probe says so.
+ * The interface has no run-time version: the API major comes from the
+ * vendor's drm/amd_rdma.h this module is built against, and v1 and v2
+ * differ in get_pages()' prototype (v2 added dma_dev) and in lifetime:
+ *
+ * - v1 (AMD_RDMA_MAJOR undefined, ROCm <= 4.1; ROCm/ROCK-Kernel-Driver
+ *   drivers/gpu/drm/amd/amdkfd/kfd_rdma.c at cd5f0360):
+ *   run_rdma_free_callback() calls our free callback and then
+ *   put_pages_helper(), which kfree()s the amd_p2p_info: after the
+ *   callback we must never call put_pages (AMD's own PeerDirect client,
+ *   kfd_peerdirect.c of that tree, sets free_callback_called and skips it).
+ *   put_pages() looks the process up again by the pid it was given.
+ * - v2 (AMD_RDMA_MAJOR 2, ROCm >= 4.2; kfd_peerdirect.c, "AMD RDMA
+ *   wrapper" rdma_get_pages()/rdma_put_pages()): stores the callback and
+ *   never calls it; the BO stays referenced (amdgpu_amdkfd_gpuvm_get_bo_ref)
+ *   and pinned until put_pages, whatever the application frees meanwhile.
+ *
+ * kfd finds the process with get_pid_task(pid, PIDTYPE_PID) and its mm
+ * (kfd_process.c kfd_lookup_process_by_pid()), so it is given the
+ * thread-group id's pid: a registering thread may exit before the unpin.
  */
+#include <linux/device.h>
 #include <linux/module.h>
 #include <linux/pid.h>
 #include <linux/sched.h>
+#include <linux/scatterlist.h>
 #include <linux/slab.h>
+#include <linux/spinlock.h>
+#include <linux/types.h>
+#include <drm/amd_rdma.h>
 
-#include "fxblk_peer.h"
 #include "fxblk_peer_vendor.h"
 
-struct fxblk_peer_rocm {
-	const struct amd_rdma_interface *rdma;
+#if !defined(AMD_RDMA_MAJOR)
+#define FXBLK_AMD_RDMA_API	1	/* "1.0 ... AMD_RDMA_MAJOR/MINOR undefined" */
+#elif AMD_RDMA_MAJOR == 2
+#define FXBLK_AMD_RDMA_API	2
+#else
+#error "fxblk_rocm: unknown amd_rdma API major in drm/amd_rdma.h (known: 1, 2)"
+#endif
+
+struct fxblk_rocm_pin {
+	spinlock_t lock;	/* @reg, @freed against kfd's callback */
+	struct fxblk_peer_reg *reg;	/* NULL: orphan, kfd's to call back */
 	struct amd_p2p_info *info;
 	struct pid *pid;
+	bool freed;		/* kfd freed @info after our callback */
 };
 
-/* The interface, with a reference on its module; NULL and @why if none. */
-static const struct amd_rdma_interface *fxblk_peer_rocm_get(char *why,
-							    size_t len)
-{
-	int (*query)(const struct amd_rdma_interface **rdma);
-	const struct amd_rdma_interface *rdma = NULL;
-	int ret;
+static const struct amd_rdma_interface *fxblk_rocm_rdma;
 
-	query = symbol_get(amdkfd_query_rdma_interface);
-	if (!query) {
-		strscpy(why, "amdkfd_query_rdma_interface not exported (GPL): amdgpu/ROCm kfd not loaded",
-			len);
-		return NULL;
-	}
-	ret = query(&rdma);
-	if (ret || !rdma || !rdma->get_pages || !rdma->put_pages ||
-	    !rdma->is_gpu_address || !rdma->get_page_size) {
-		snprintf(why, len,
-			 "amdkfd_query_rdma_interface: error %d or incomplete amd_rdma v2 interface",
-			 ret);
-		symbol_put(amdkfd_query_rdma_interface);
-		return NULL;
-	}
-	return rdma;
+static void fxblk_rocm_free(struct fxblk_rocm_pin *p)
+{
+	put_pid(p->pid);
+	kfree(p);
 }
 
-static int fxblk_peer_rocm_probe(char *why, size_t len)
+/*
+ * kfd's free callback: v1 frees @info as soon as we return; v2 never calls
+ * it. Were a later kfd to call it, not putting leaks one mapping where
+ * putting could free twice. An orphan (see fxblk_rocm_unpin()) is freed
+ * here, with the module reference it held for this call.
+ */
+static void fxblk_rocm_free_callback(void *priv)
 {
-	if (!fxblk_peer_rocm_get(why, len))
-		return -ENODEV;
-	symbol_put(amdkfd_query_rdma_interface);
-	return 0;
+	struct fxblk_rocm_pin *p = priv;
+	struct fxblk_peer_reg *reg;
+	unsigned long flags;
+
+	spin_lock_irqsave(&p->lock, flags);
+	p->freed = true;
+	reg = p->reg;
+	spin_unlock_irqrestore(&p->lock, flags);
+	if (reg) {
+		fxblk_peer_revoke(reg);
+		return;
+	}
+	fxblk_rocm_free(p);
+	module_put(THIS_MODULE);
+}
+
+static int fxblk_rocm_get_pages(struct fxblk_peer_reg *reg,
+				struct fxblk_rocm_pin *p)
+{
+	const struct amd_rdma_interface *rdma = fxblk_rocm_rdma;
+
+#if FXBLK_AMD_RDMA_API == 1
+	return rdma->get_pages(reg->addr, reg->len, p->pid, &p->info,
+			       fxblk_rocm_free_callback, p);
+#else
+	return rdma->get_pages(reg->addr, reg->len, p->pid,
+			       fxblk_peer_dma_dev(), &p->info,
+			       fxblk_rocm_free_callback, p);
+#endif
 }
 
 /* Fills @p->info; -EFAULT if the range is not GPU memory of ours. */
-static int fxblk_peer_rocm_get_pages(struct fxblk_peer_reg *reg,
-				     struct fxblk_peer_rocm *p)
+static int fxblk_rocm_pin_range(struct fxblk_peer_reg *reg,
+				struct fxblk_rocm_pin *p)
 {
+	const struct amd_rdma_interface *rdma = fxblk_rocm_rdma;
 	unsigned long page_size = 0;
 	int ret;
 
-	if (!p->rdma->is_gpu_address(reg->addr, p->pid))
+	if (rdma->is_gpu_address(reg->addr, p->pid) != 1)
 		return -EFAULT;
-	ret = p->rdma->get_page_size(reg->addr, reg->len, p->pid, &page_size);
+	ret = rdma->get_page_size(reg->addr, reg->len, p->pid, &page_size);
 	if (ret)
 		return ret;
 	/* The memory must be pinnable in whole pages of the GPU. */
 	if (!page_size || !IS_ALIGNED(reg->addr | reg->len, page_size))
 		return -EINVAL;
-	ret = p->rdma->get_pages(reg->addr, reg->len, p->pid,
-				 fxblk_peer_dma_dev(), &p->info,
-				 fxblk_peer_revoke, reg);
+	ret = fxblk_rocm_get_pages(reg, p);
+	/* v1: -EINVAL for no BO; v2: -ESRCH, or 0 and no info (no BO). */
+	if (ret == -EINVAL || ret == -ESRCH || (!ret && !p->info))
+		return -EFAULT;
 	if (ret)
-		return ret == -EINVAL ? -EFAULT : ret;
-	if (!p->info || !p->info->pages || p->info->size < reg->len) {
-		if (p->info)
-			p->rdma->put_pages(&p->info);
+		return ret;
+	if (!p->info->pages || p->info->size < reg->len) {
+		rdma->put_pages(&p->info);
 		return -EIO;
 	}
 	reg->page_size = page_size;
 	return 0;
 }
 
-static int fxblk_peer_rocm_pin(struct fxblk_peer_reg *reg)
+static int fxblk_rocm_pin(struct fxblk_peer_reg *reg)
 {
-	char why[FXBLK_PEER_REASON_LEN];
-	struct fxblk_peer_rocm *p;
+	struct fxblk_rocm_pin *p;
 	int ret;
 
 	p = kzalloc(sizeof(*p), GFP_KERNEL);
 	if (!p)
 		return -ENOMEM;
-	p->rdma = fxblk_peer_rocm_get(why, sizeof(why));
-	if (!p->rdma) {
-		ret = -ENODEV;
-		goto out_free;
+	spin_lock_init(&p->lock);
+	p->reg = reg;
+	p->pid = get_task_pid(current, PIDTYPE_TGID);
+	ret = fxblk_rocm_pin_range(reg, p);
+	if (ret) {
+		fxblk_rocm_free(p);
+		return ret;
 	}
-	/* kfd finds the process by its pid, as amdp2p passes it. */
-	p->pid = get_task_pid(current, PIDTYPE_PID);
-	ret = fxblk_peer_rocm_get_pages(reg, p);
-	if (ret)
-		goto out_put;
 	reg->priv = p;
 	return 0;
-
-out_put:
-	put_pid(p->pid);
-	symbol_put(amdkfd_query_rdma_interface);
-out_free:
-	kfree(p);
-	return ret;
 }
 
-/* Also after the free callback: kfd then frees what it still holds. */
-static void fxblk_peer_rocm_unpin(struct fxblk_peer_reg *reg)
+/*
+ * v1's put_pages() finds the process again by its pid, and fails once the
+ * process has gone through exit_mm (kfd forgot it), which is before its
+ * files, and so this unpin, are released; kfd then frees the memory and
+ * calls our callback later, from its own process teardown. The pin becomes
+ * an orphan: detached from @reg (freed after we return) and freed by that
+ * callback, holding a reference to this module until then.
+ */
+static void fxblk_rocm_orphan(struct fxblk_rocm_pin *p, int err)
 {
-	struct fxblk_peer_rocm *p = reg->priv;
+	unsigned long flags;
+	bool freed;
 
-	p->rdma->put_pages(&p->info);
-	put_pid(p->pid);
-	symbol_put(amdkfd_query_rdma_interface);
-	kfree(p);
-	reg->priv = NULL;
+	__module_get(THIS_MODULE);
+	spin_lock_irqsave(&p->lock, flags);
+	freed = p->freed;
+	p->reg = NULL;
+	spin_unlock_irqrestore(&p->lock, flags);
+	if (freed) {		/* the callback came in between */
+		fxblk_rocm_free(p);
+		module_put(THIS_MODULE);
+		return;
+	}
+	pr_info_ratelimited("fxblk_rocm: amd_rdma put_pages: %d; kfd frees the range at its process teardown\n",
+			    err);
 }
 
-const struct fxblk_peer_ops fxblk_peer_rocm_ops = {
+/*
+ * After all I/O, once. Nothing is put after v1's callback. That callback
+ * and this put can still race inside kfd (put_pages_helper() takes no
+ * lock); AMD's own client has the same window, the interface offers
+ * nothing to close it.
+ */
+static void fxblk_rocm_unpin(struct fxblk_peer_reg *reg)
+{
+	struct fxblk_rocm_pin *p = reg->priv;
+	int ret = 0;
+
+	reg->priv = NULL;
+	if (!READ_ONCE(p->freed))
+		ret = fxblk_rocm_rdma->put_pages(&p->info);
+	if (ret && FXBLK_AMD_RDMA_API == 1) {
+		fxblk_rocm_orphan(p, ret);
+		return;
+	}
+	if (ret)
+		pr_warn_ratelimited("fxblk_rocm: amd_rdma put_pages: %d\n", ret);
+	fxblk_rocm_free(p);
+}
+
+static const struct fxblk_peer_ops fxblk_rocm_ops = {
 	.name = "rocm",
+	.owner = THIS_MODULE,
 	.id = FXBLK_PEER_PROV_ROCM,
-	.caps = FXBLK_PEER_F_DMA_ONLY | FXBLK_PEER_F_REVOCABLE,
+	.caps = FXBLK_PEER_F_DMA_ONLY |
+		(FXBLK_AMD_RDMA_API == 1 ? FXBLK_PEER_F_REVOCABLE : 0),
 	.not_direct = FXBLK_PEER_NOT_DIRECT_DMA,
-	.probe = fxblk_peer_rocm_probe,
-	.pin = fxblk_peer_rocm_pin,
-	.unpin = fxblk_peer_rocm_unpin,
+	.pin = fxblk_rocm_pin,
+	.unpin = fxblk_rocm_unpin,
 };
+
+static int __init fxblk_rocm_check(void)
+{
+	const struct amd_rdma_interface *rdma = NULL;
+	int ret = amdkfd_query_rdma_interface(&rdma);
+
+	if (ret || !rdma || !rdma->get_pages || !rdma->put_pages ||
+	    !rdma->is_gpu_address || !rdma->get_page_size) {
+		pr_err("fxblk_rocm: amdkfd_query_rdma_interface: error %d or an incomplete interface\n",
+		       ret);
+		return ret ? ret : -ENODEV;
+	}
+	fxblk_rocm_rdma = rdma;
+	pr_info("fxblk_rocm: amd_rdma API v%d\n", FXBLK_AMD_RDMA_API);
+	return 0;
+}
+
+static int __init fxblk_rocm_init(void)
+{
+	int ret = fxblk_rocm_check();
+
+	return ret ? ret : fxblk_peer_register_provider(&fxblk_rocm_ops);
+}
+
+static void __exit fxblk_rocm_exit(void)
+{
+	fxblk_peer_unregister_provider(&fxblk_rocm_ops);
+}
+
+module_init(fxblk_rocm_init);
+module_exit(fxblk_rocm_exit);
+MODULE_LICENSE("GPL");
+MODULE_DESCRIPTION("fxblk peer memory: AMD GPU memory through amdkfd amd_rdma");
+MODULE_INFO(amd_rdma_api, __stringify(FXBLK_AMD_RDMA_API));

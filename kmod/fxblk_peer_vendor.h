@@ -1,61 +1,26 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The vendors' kernel interfaces the rocm and ascend providers call,
- * copied from their headers (ABI, so field for field), and only looked up
- * at run time with symbol_get(): fxblk builds and loads without them.
- * Sources: ROCK-Kernel-Driver include/drm/amd_rdma.h (API v2, with
- * dma_dev; v1 lacks it and must not be called with this prototype) and
- * CANN driver src/sdk_driver/inc/ascend_kernel_hal.h.
+ * What the vendor glue modules (fxblk_rocm.ko from fxblk_peer_rocm.c,
+ * fxblk_ascend.ko from fxblk_peer_ascend.c) share. Each links normally
+ * against its vendor's exported symbols, with the vendor's own header
+ * (amdgpu-dkms' drm/amd_rdma.h, the Ascend driver's ascend_kernel_hal.h)
+ * and Module.symvers (KBUILD_EXTRA_SYMBOLS; kmod/vendor-glue.sh finds
+ * them), so the module loader holds the vendor module while the glue is
+ * loaded and refuses to load the glue without it: there is no
+ * symbol_get(), which since 6.6 finds EXPORT_SYMBOL_GPL symbols only.
+ * fxblk.ko itself references no vendor symbol and loads anywhere.
+ *
+ * A glue's module init checks the vendor interface, then takes its slot
+ * with fxblk_peer_register_provider(ops) (ops->owner = THIS_MODULE); its
+ * exit gives it back. Its ops run in the registering process (pin) or in
+ * fxblk's process context (unpin), its vendor callback calls
+ * fxblk_peer_revoke() and nothing else of fxblk.
  */
 #ifndef FXBLK_PEER_VENDOR_H
 #define FXBLK_PEER_VENDOR_H
 
-#include <linux/types.h>
+#include <linux/module.h>
 
-struct device;
-struct pid;
-struct sg_table;
-
-/* amd_rdma.h, AMD_RDMA_MAJOR 2 */
-struct amd_p2p_info {
-	uint64_t va;
-	uint64_t size;
-	struct pid *pid;
-	struct sg_table *pages;
-	void *priv;
-};
-
-struct amd_rdma_interface {
-	int (*get_pages)(uint64_t address, uint64_t length, struct pid *pid,
-			 struct device *dma_dev,
-			 struct amd_p2p_info **amd_p2p_data,
-			 void (*free_callback)(void *client_priv),
-			 void *client_priv);
-	int (*put_pages)(struct amd_p2p_info **amd_p2p_data);
-	int (*is_gpu_address)(uint64_t address, struct pid *pid);
-	int (*get_page_size)(uint64_t address, uint64_t length,
-			     struct pid *pid, unsigned long *page_size);
-};
-
-int amdkfd_query_rdma_interface(const struct amd_rdma_interface **rdma);
-
-/* ascend_kernel_hal.h */
-struct p2p_page_info {
-	u64 pa;
-	u64 reserved[4];
-};
-
-struct p2p_page_table {
-	u32 version;
-	u64 page_size;
-	struct p2p_page_info *pages_info;
-	u64 page_num;
-	u64 reserved[4];
-};
-
-int hal_kernel_p2p_get_pages(u64 va, u64 len,
-			     void (*free_callback)(void *data), void *data,
-			     struct p2p_page_table **page_table);
-int hal_kernel_p2p_put_pages(struct p2p_page_table *page_table);
+#include "fxblk_peer.h"
 
 #endif /* FXBLK_PEER_VENDOR_H */

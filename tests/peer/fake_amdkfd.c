@@ -1,17 +1,40 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Test only: a stand-in for amdkfd's RDMA interface. Exports
- * amdkfd_query_rdma_interface() with the exact amd_rdma v2 structs of
- * ROCK-Kernel-Driver include/drm/amd_rdma.h; "VRAM" is host memory mapped
- * from /dev/fake_amdkfd (see fake_vram.h). is_gpu_address() is true inside
- * such a mapping of the process @pid names.
+ * Test only: a stand-in for amdkfd's amd_rdma interface as amdgpu-dkms
+ * ships it (ROCm/ROCK-Kernel-Driver), over host memory mapped from
+ * /dev/fake_amdkfd (fake_vram.h) instead of VRAM. Mirrors, per API:
  *
- *   echo 1 > /sys/module/fake_amdkfd/parameters/revoke   free callback of
- *                                                         every pin (once)
- *   cat /sys/module/fake_amdkfd/parameters/pins           pins held now
+ * api=1: drivers/gpu/drm/amd/amdkfd/kfd_rdma.c at cd5f0360 with
+ *   include/drm/amd_rdma.h at 521a9dac (vendor/amd-v1/drm/amd_rdma.h):
+ *   get_pages() without dma_dev, -EINVAL when the process or the BO is not
+ *   found; put_pages() looks the process up again by the pid it was given
+ *   (-EINVAL, nothing freed, if that task or its mm is gone, as after its
+ *   exit_mm). On a free of the memory run_rdma_free_callback() calls the
+ *   client's callback and then frees the amd_p2p_info (put_pages_helper()):
+ *   at once for a free (kfd_ioctl_free_memory_of_gpu(); the owner's munmap
+ *   here), later for a process teardown (kfd_process_free_outstanding_kfd_bos()
+ *   from kfd's process release work, after the mm is gone, so possibly after
+ *   the process's files were closed; here a work item 200 ms after the
+ *   exiting owner's mappings went). Here the freed pin is
+ *   poisoned and kept instead of kfree()d, so that a client calling
+ *   put_pages after the callback (a double free on the real driver) is
+ *   caught: WARN and the double_frees counter.
+ * api=2 (default): kfd_peerdirect.c's "AMD RDMA wrapper" (AMD_RDMA_MAJOR
+ *   2, vendor/amd-v2/drm/amd_rdma.h): rdma_get_pages() maps for dma_dev,
+ *   answers -ESRCH without a process and 0 *without setting amd_p2p_data*
+ *   when no BO covers the range (amd_acquire() returning 0); it stores the
+ *   free callback and never calls it, keeping the BO referenced and pinned
+ *   until put_pages(), whatever the owner frees.
  *
- * Exported GPL: symbol_get() finds only GPL symbols since 6.6 (kfd exports
- * it with EXPORT_SYMBOL; on such kernels a real consumer must check).
+ * kfd finds the process as kfd_lookup_process_by_pid() does: the task of
+ * @pid (PIDTYPE_PID), then its mm. Exported with plain EXPORT_SYMBOL, as
+ * kfd does (so symbol_get() cannot find it on 6.6+: the glue links to it).
+ *
+ *   /sys/module/fake_amdkfd/parameters/api           1 or 2 (at load)
+ *   echo 1 > /sys/module/fake_amdkfd/parameters/revoke   v1: free every pin
+ *                                        through its callback (v2: EINVAL)
+ *   cat .../pins  .../callbacks  .../double_frees    pins held now, free
+ *                                        callbacks made, puts of freed pins
  */
 #define FAKE_NAME "fake_amdkfd"
 #include <linux/dma-mapping.h>
@@ -19,23 +42,48 @@
 #include <linux/pid.h>
 #include <linux/sched/mm.h>
 #include <linux/scatterlist.h>
+#include <linux/types.h>
+#include <linux/workqueue.h>
+#include <drm/amd_rdma.h>	/* vendor/amd-v2: the v2 declarations */
 
-#include "amd_rdma.h"
 #include "fake_vram.h"
 
+#define FAKE_PIN_LIVE	0x4c495645u
+#define FAKE_PIN_FREED	0x46524545u
+
+/* API 1.0's table (vendor/amd-v1/drm/amd_rdma.h), beside v2's. */
+struct fake_amd_rdma_interface_v1 {
+	int (*get_pages)(uint64_t address, uint64_t length, struct pid *pid,
+			 struct amd_p2p_info **amd_p2p_data,
+			 void (*free_callback)(void *client_priv),
+			 void *client_priv);
+	int (*put_pages)(struct amd_p2p_info **amd_p2p_data);
+	int (*is_gpu_address)(uint64_t address, struct pid *pid);
+	int (*get_page_size)(uint64_t address, uint64_t length,
+			     struct pid *pid, unsigned long *page_size);
+};
+
 struct fake_pin {
-	struct list_head node;
+	struct list_head node;		/* fake_pins, or fake_freed (v1) */
+	u32 magic;
 	struct amd_p2p_info info;
 	struct fake_region *region;
 	struct sg_table sgt;
-	struct device *dma_dev;
+	struct device *dma_dev;		/* v2 */
 	void (*free_callback)(void *client_priv);
 	void *client_priv;
-	bool revoked;
 };
 
+static int fake_api = 2;
+module_param_named(api, fake_api, int, 0444);
+MODULE_PARM_DESC(api, "amd_rdma API to serve: 1 (kfd_rdma.c) or 2 (kfd_peerdirect.c), default 2");
+
 static LIST_HEAD(fake_pins);
-static unsigned int fake_nr_pins;
+static LIST_HEAD(fake_freed);
+static LIST_HEAD(fake_teardown);	/* v1: pins of exited owners */
+static void fake_teardown_fn(struct work_struct *work);
+static DECLARE_DELAYED_WORK(fake_teardown_work, fake_teardown_fn);
+static unsigned int fake_nr_pins, fake_nr_callbacks, fake_nr_double_frees;
 
 static struct mm_struct *fake_pid_mm(struct pid *pid)
 {
@@ -50,21 +98,24 @@ static struct mm_struct *fake_pid_mm(struct pid *pid)
 }
 
 /*
- * The region of @pid's process covering the range, with a reference. The
- * mm is taken outside fake_lock: its last mmput() unmaps, which locks it.
+ * The region of @pid's process covering the range, with a reference, or
+ * NULL and -ESRCH (no such process) or -EINVAL (no BO there). The mm is
+ * taken outside fake_lock: its last mmput() unmaps, which locks it.
  */
 static struct fake_region *fake_lookup(uint64_t addr, uint64_t len,
-				       struct pid *pid)
+				       struct pid *pid, int *err)
 {
 	struct mm_struct *mm = fake_pid_mm(pid);
 	struct fake_region *r;
 
+	*err = -ESRCH;
 	if (!mm)
 		return NULL;
 	mutex_lock(&fake_lock);
 	r = fake_region_find(mm, addr, len);
 	mutex_unlock(&fake_lock);
 	mmput(mm);
+	*err = r ? 0 : -EINVAL;
 	return r;
 }
 
@@ -83,21 +134,30 @@ static int fake_map(struct fake_pin *p, uint64_t addr, uint64_t len)
 	return ret;
 }
 
-static int fake_get_pages(uint64_t address, uint64_t length, struct pid *pid,
+static void fake_unmap(struct fake_pin *p)
+{
+	if (p->dma_dev)
+		dma_unmap_sgtable(p->dma_dev, &p->sgt, DMA_BIDIRECTIONAL, 0);
+	sg_free_table(&p->sgt);
+	fake_region_put(p->region);
+}
+
+/* Both APIs' get_pages; v2 passes @dma_dev, v1 NULL. */
+static int fake_pin_range(uint64_t address, uint64_t length, struct pid *pid,
 			  struct device *dma_dev,
 			  struct amd_p2p_info **amd_p2p_data,
 			  void (*free_callback)(void *client_priv),
 			  void *client_priv)
 {
 	struct fake_pin *p;
-	int ret = -EINVAL;
+	int ret;
 
 	if (!PAGE_ALIGNED(address) || !PAGE_ALIGNED(length) || !length)
 		return -EINVAL;
 	p = kzalloc(sizeof(*p), GFP_KERNEL);
 	if (!p)
 		return -ENOMEM;
-	p->region = fake_lookup(address, length, pid);
+	p->region = fake_lookup(address, length, pid, &ret);
 	if (!p->region)
 		goto out_free;
 	p->dma_dev = dma_dev;
@@ -105,6 +165,7 @@ static int fake_get_pages(uint64_t address, uint64_t length, struct pid *pid,
 	if (ret)
 		goto out_put;
 	mutex_lock(&fake_lock);
+	p->magic = FAKE_PIN_LIVE;
 	p->info = (struct amd_p2p_info){ .va = address, .size = length,
 		.pid = pid, .pages = &p->sgt, .priv = p };
 	p->free_callback = free_callback;
@@ -119,7 +180,38 @@ out_put:
 	fake_region_put(p->region);
 out_free:
 	kfree(p);
-	return ret;
+	/* v2: amd_acquire() finding no BO makes rdma_get_pages() return 0 */
+	return fake_api == 2 && ret == -EINVAL ? 0 : ret;
+}
+
+static int fake_get_pages_v1(uint64_t address, uint64_t length,
+			     struct pid *pid,
+			     struct amd_p2p_info **amd_p2p_data,
+			     void (*free_callback)(void *client_priv),
+			     void *client_priv)
+{
+	return fake_pin_range(address, length, pid, NULL, amd_p2p_data,
+			      free_callback, client_priv);
+}
+
+static int fake_get_pages_v2(uint64_t address, uint64_t length,
+			     struct pid *pid, struct device *dma_dev,
+			     struct amd_p2p_info **amd_p2p_data,
+			     void (*free_callback)(void *client_priv),
+			     void *client_priv)
+{
+	return fake_pin_range(address, length, pid, dma_dev, amd_p2p_data,
+			      free_callback, client_priv);
+}
+
+/* v1 put_pages() first finds the process again by its pid. */
+static bool fake_v1_process_gone(struct pid *pid)
+{
+	struct mm_struct *mm = fake_pid_mm(pid);
+
+	if (mm)
+		mmput(mm);
+	return !mm;
 }
 
 static int fake_put_pages(struct amd_p2p_info **amd_p2p_data)
@@ -128,30 +220,90 @@ static int fake_put_pages(struct amd_p2p_info **amd_p2p_data)
 
 	if (!amd_p2p_data || !*amd_p2p_data)
 		return -EINVAL;
-	p = (*amd_p2p_data)->priv;
+	p = container_of(*amd_p2p_data, struct fake_pin, info);
+	mutex_lock(&fake_lock);
+	if (p->magic != FAKE_PIN_LIVE) {
+		fake_nr_double_frees++;
+		mutex_unlock(&fake_lock);
+		WARN(1, "fake_amdkfd: put_pages of an amd_p2p_info kfd freed after the free callback (double free on a real v1 kfd)\n");
+		return -EINVAL;
+	}
+	mutex_unlock(&fake_lock);
+	if (fake_api == 1 && fake_v1_process_gone(p->info.pid))
+		return -EINVAL;
 	mutex_lock(&fake_lock);
 	list_del(&p->node);
 	fake_nr_pins--;
+	p->magic = 0;
 	mutex_unlock(&fake_lock);
-	if (p->dma_dev)
-		dma_unmap_sgtable(p->dma_dev, &p->sgt, DMA_BIDIRECTIONAL, 0);
-	sg_free_table(&p->sgt);
-	fake_region_put(p->region);
+	fake_unmap(p);
 	kfree(p);
 	*amd_p2p_data = NULL;
 	return 0;
 }
 
+/*
+ * v1 run_rdma_free_callback(): the client's callback, then kfd frees the
+ * pin. Kept poisoned on fake_freed (see the top) rather than kfree()d.
+ */
+static void fake_v1_free(struct fake_pin *p)
+{
+	lockdep_assert_held(&fake_lock);
+	fake_nr_callbacks++;
+	p->free_callback(p->client_priv);
+	list_move(&p->node, &fake_freed);
+	fake_nr_pins--;
+	p->magic = FAKE_PIN_FREED;
+	fake_unmap(p);
+	memset(&p->info, 0x6b, sizeof(p->info));
+}
+
+/*
+ * The owner freed its memory: v1 frees the pins on it, at once for a free
+ * (munmap), from the teardown work when the owner exits (its mm has no
+ * users left); v2 keeps them.
+ */
+static void fake_region_gone(struct fake_region *r)
+{
+	bool exiting = !atomic_read(&r->mm->mm_users);
+	struct fake_pin *p, *tmp;
+
+	if (fake_api != 1)
+		return;
+	list_for_each_entry_safe(p, tmp, &fake_pins, node) {
+		if (p->region != r)
+			continue;
+		if (exiting)
+			list_move(&p->node, &fake_teardown);
+		else
+			fake_v1_free(p);
+	}
+	if (exiting)
+		schedule_delayed_work(&fake_teardown_work, HZ / 5);
+}
+
+static void fake_teardown_fn(struct work_struct *work)
+{
+	struct fake_pin *p, *tmp;
+
+	mutex_lock(&fake_lock);
+	list_for_each_entry_safe(p, tmp, &fake_teardown, node)
+		fake_v1_free(p);
+	mutex_unlock(&fake_lock);
+}
+
 static int fake_is_gpu_address(uint64_t address, struct pid *pid)
 {
 	struct fake_region *r;
+	int err;
 
-	r = fake_lookup(address, 1, pid);
+	r = fake_lookup(address, 1, pid, &err);
 	if (r)
 		fake_region_put(r);
 	return !!r;
 }
 
+/* Both kfd versions: "the same as system memory", PAGE_SIZE. */
 static int fake_get_page_size(uint64_t address, uint64_t length,
 			      struct pid *pid, unsigned long *page_size)
 {
@@ -159,8 +311,15 @@ static int fake_get_page_size(uint64_t address, uint64_t length,
 	return 0;
 }
 
-static const struct amd_rdma_interface fake_rdma = {
-	.get_pages = fake_get_pages,
+static const struct fake_amd_rdma_interface_v1 fake_rdma_v1 = {
+	.get_pages = fake_get_pages_v1,
+	.put_pages = fake_put_pages,
+	.is_gpu_address = fake_is_gpu_address,
+	.get_page_size = fake_get_page_size,
+};
+
+static const struct amd_rdma_interface fake_rdma_v2 = {
+	.get_pages = fake_get_pages_v2,
 	.put_pages = fake_put_pages,
 	.is_gpu_address = fake_is_gpu_address,
 	.get_page_size = fake_get_page_size,
@@ -168,55 +327,68 @@ static const struct amd_rdma_interface fake_rdma = {
 
 int amdkfd_query_rdma_interface(const struct amd_rdma_interface **rdma)
 {
-	*rdma = &fake_rdma;
+	if (fake_api == 1)
+		*rdma = (const struct amd_rdma_interface *)&fake_rdma_v1;
+	else
+		*rdma = &fake_rdma_v2;
 	return 0;
 }
-EXPORT_SYMBOL_GPL(amdkfd_query_rdma_interface);
+EXPORT_SYMBOL(amdkfd_query_rdma_interface);
 
-/* Like kfd evicting a BO: the client's callback, once per pin. */
 static int fake_revoke_set(const char *val, const struct kernel_param *kp)
 {
-	struct fake_pin *p;
+	struct fake_pin *p, *tmp;
 
+	if (fake_api != 1)
+		return -EINVAL;	/* v2 never calls the free callback */
 	mutex_lock(&fake_lock);
-	list_for_each_entry(p, &fake_pins, node)
-		if (!p->revoked) {
-			p->revoked = true;
-			p->free_callback(p->client_priv);
-		}
+	list_for_each_entry_safe(p, tmp, &fake_pins, node)
+		fake_v1_free(p);
 	mutex_unlock(&fake_lock);
 	return 0;
 }
 
-static int fake_pins_get(char *buf, const struct kernel_param *kp)
+static int fake_count_get(char *buf, const struct kernel_param *kp)
 {
-	return sysfs_emit(buf, "%u\n", READ_ONCE(fake_nr_pins));
+	return sysfs_emit(buf, "%u\n", READ_ONCE(*(unsigned int *)kp->arg));
 }
 
 static const struct kernel_param_ops fake_revoke_ops = {
 	.set = fake_revoke_set,
 };
 
-static const struct kernel_param_ops fake_pins_ops = {
-	.get = fake_pins_get,
+static const struct kernel_param_ops fake_count_ops = {
+	.get = fake_count_get,
 };
 
 module_param_cb(revoke, &fake_revoke_ops, NULL, 0200);
-MODULE_PARM_DESC(revoke, "Write: call the free callback of every pin");
-module_param_cb(pins, &fake_pins_ops, NULL, 0444);
+MODULE_PARM_DESC(revoke, "Write (api=1): free every pin through its free callback");
+module_param_cb(pins, &fake_count_ops, &fake_nr_pins, 0444);
 MODULE_PARM_DESC(pins, "Pins held now");
+module_param_cb(callbacks, &fake_count_ops, &fake_nr_callbacks, 0444);
+MODULE_PARM_DESC(callbacks, "Free callbacks made");
+module_param_cb(double_frees, &fake_count_ops, &fake_nr_double_frees, 0444);
+MODULE_PARM_DESC(double_frees, "put_pages calls on pins freed after their callback");
 
 static int __init fake_init(void)
 {
+	if (fake_api != 1 && fake_api != 2)
+		return -EINVAL;
 	return misc_register(&fake_misc);
 }
 
+/* No pin is left: each holds a reference of its client's module. */
 static void __exit fake_exit(void)
 {
+	struct fake_pin *p, *tmp;
+
 	misc_deregister(&fake_misc);
+	cancel_delayed_work_sync(&fake_teardown_work);
+	list_for_each_entry_safe(p, tmp, &fake_freed, node)
+		kfree(p);
 }
 
 module_init(fake_init);
 module_exit(fake_exit);
 MODULE_LICENSE("GPL");
-MODULE_DESCRIPTION("Test only: fake amdkfd RDMA interface (amd_rdma v2) over host memory");
+MODULE_DESCRIPTION("Test only: fake amdkfd amd_rdma interface (API 1 or 2) over host memory");

@@ -1,12 +1,27 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Test only: a stand-in for the Ascend driver's peer-memory HAL. Exports
- * hal_kernel_p2p_get_pages()/put_pages() with the exact structs of CANN's
- * ascend_kernel_hal.h; "HBM" is host memory mapped from /dev/fake_ascend
- * (see fake_vram.h). It enforces the vendor's documented rules: the range
- * is looked up in the calling process, 4 KiB aligned, and put_pages() from
- * inside the free callback is a bug (WARN).
+ * Test only: a stand-in for the Ascend driver's peer-memory HAL, mirroring
+ * hal_kernel_p2p_get_pages()/put_pages() of the CANN driver
+ * src/sdk_driver/svm/v2/master/pmaster/svm_master_query.c with the structs
+ * of src/sdk_driver/inc/ascend_kernel_hal.h (verylucky01/driver at
+ * aff95158; vendor/ascend/ascend_kernel_hal.h), over host memory mapped
+ * from /dev/fake_ascend (fake_vram.h) instead of HBM:
+ * - the range is looked up in the calling process only (current->tgid
+ *   there, current->mm here): -EINVAL if it is not device memory of it;
+ * - a VA not aligned to the heap's page size is refused with -EOPNOTSUPP
+ *   (devmm_is_support_p2p_get_pages());
+ * - the table: version P2P_GET_PAGE_VERSION (0x1), page_size the heap's
+ *   (4 KiB, or 2 MiB for a huge-page heap: page_size=2097152 here), the
+ *   range rounded out to it, one physical address per page;
+ * - on a free (the owner's unmap here; aclrtFree or process exit there,
+ *   devmm_mem_free_preprocess_inner()) the free callback runs under the
+ *   driver's lock and is then cleared; the table stays until put_pages,
+ *   which must not be called from the callback (a deadlock there: WARN
+ *   here).
+ * The physical addresses are those of the host pages backing each device
+ * page (for 2 MiB pages: of its first 4 KiB page); nothing reads them.
  *
+ *   /sys/module/fake_ascend/parameters/page_size   4096 or 2097152 (at load)
  *   echo 1 > /sys/module/fake_ascend/parameters/revoke   free callback of
  *                                                         every pin (once)
  *   cat /sys/module/fake_ascend/parameters/pins           pins held now
@@ -17,19 +32,20 @@
 #include <linux/sched.h>
 #include <linux/sizes.h>
 
-#include "ascend_kernel_hal.h"
+#include <ascend_kernel_hal.h>	/* vendor/ascend */
 #include "fake_vram.h"
-
-#define FAKE_P2P_VERSION 0x00010000
 
 struct fake_pin {
 	struct list_head node;
 	struct p2p_page_table table;
 	struct fake_region *region;
-	void (*free_callback)(void *data);
+	void (*free_callback)(void *data);	/* NULL after the callback */
 	void *data;
-	bool revoked;
 };
+
+static ulong fake_page_size = PAGE_SIZE;
+module_param_named(page_size, fake_page_size, ulong, 0444);
+MODULE_PARM_DESC(page_size, "Device page size: 4096 (default) or 2097152 (huge-page heap)");
 
 static LIST_HEAD(fake_pins);
 static unsigned int fake_nr_pins;
@@ -38,18 +54,22 @@ static struct task_struct *fake_in_callback;
 
 static int fake_fill(struct fake_pin *p, u64 va, u64 len)
 {
-	unsigned long first = (va - p->region->start) >> PAGE_SHIFT;
-	u64 i, n = len >> PAGE_SHIFT;
+	u64 first = (va - p->region->start) >> PAGE_SHIFT;
+	u64 i, n = round_up(len, fake_page_size) / fake_page_size;
+	u64 step = fake_page_size >> PAGE_SHIFT;
 
+	/* the region is a whole number of device pages (fake_mmap_align) */
+	if ((first + n * step) > p->region->nr)
+		return -EINVAL;
 	p->table.pages_info = kvcalloc(n, sizeof(*p->table.pages_info),
 				       GFP_KERNEL);
 	if (!p->table.pages_info)
 		return -ENOMEM;
 	for (i = 0; i < n; i++)
 		p->table.pages_info[i].pa =
-			page_to_phys(p->region->pages[first + i]);
-	p->table.version = FAKE_P2P_VERSION;
-	p->table.page_size = PAGE_SIZE;
+			page_to_phys(p->region->pages[first + i * step]);
+	p->table.version = P2P_GET_PAGE_VERSION;
+	p->table.page_size = fake_page_size;
 	p->table.page_num = n;
 	return 0;
 }
@@ -61,7 +81,7 @@ int hal_kernel_p2p_get_pages(u64 va, u64 len,
 	struct fake_pin *p;
 	int ret = -EINVAL;
 
-	if (!IS_ALIGNED(va | len, SZ_4K) || !len || !page_table)
+	if (!len || va + len < va || !free_callback || !page_table)
 		return -EINVAL;
 	p = kzalloc(sizeof(*p), GFP_KERNEL);
 	if (!p)
@@ -71,6 +91,9 @@ int hal_kernel_p2p_get_pages(u64 va, u64 len,
 	p->region = fake_region_find(current->mm, va, len);
 	if (!p->region)
 		goto out_unlock;
+	ret = -EOPNOTSUPP;
+	if (!IS_ALIGNED(va, fake_page_size))
+		goto out_put;
 	ret = fake_fill(p, va, len);
 	if (ret)
 		goto out_put;
@@ -113,18 +136,36 @@ int hal_kernel_p2p_put_pages(struct p2p_page_table *page_table)
 }
 EXPORT_SYMBOL_GPL(hal_kernel_p2p_put_pages);
 
+/* One pin's free callback, once; the table stays until put_pages. */
+static void fake_free_callback(struct fake_pin *p)
+{
+	lockdep_assert_held(&fake_lock);
+	if (!p->free_callback)
+		return;
+	WRITE_ONCE(fake_in_callback, current);
+	p->free_callback(p->data);
+	WRITE_ONCE(fake_in_callback, NULL);
+	p->free_callback = NULL;
+	p->data = NULL;
+}
+
+/* The owner freed its device memory: the callbacks of its pins. */
+static void fake_region_gone(struct fake_region *r)
+{
+	struct fake_pin *p;
+
+	list_for_each_entry(p, &fake_pins, node)
+		if (p->region == r)
+			fake_free_callback(p);
+}
+
 static int fake_revoke_set(const char *val, const struct kernel_param *kp)
 {
 	struct fake_pin *p;
 
 	mutex_lock(&fake_lock);
-	WRITE_ONCE(fake_in_callback, current);
 	list_for_each_entry(p, &fake_pins, node)
-		if (!p->revoked) {
-			p->revoked = true;
-			p->free_callback(p->data);
-		}
-	WRITE_ONCE(fake_in_callback, NULL);
+		fake_free_callback(p);
 	mutex_unlock(&fake_lock);
 	return 0;
 }
@@ -149,6 +190,9 @@ MODULE_PARM_DESC(pins, "Pins held now");
 
 static int __init fake_init(void)
 {
+	if (fake_page_size != PAGE_SIZE && fake_page_size != SZ_2M)
+		return -EINVAL;
+	fake_mmap_align = fake_page_size;
 	return misc_register(&fake_misc);
 }
 

@@ -3,7 +3,11 @@
  * Test only. "Device memory" for the fake vendor modules: host pages a
  * process maps from the fake's char device (/dev/<FAKE_NAME>), standing in
  * for VRAM/HBM. A region is found by (owner mm, address range) while the
- * owner has it mapped, and lives on while a pin holds it (kref).
+ * owner has it mapped, and lives on while a pin holds it (kref). The
+ * owner's unmap (or exit) is the application freeing its device memory:
+ * the fake's fake_region_gone() is called then, under fake_lock, to do
+ * what its vendor's driver does on a free. fake_mmap_align: the
+ * granularity the vendor's allocator hands out (mmap refuses others).
  * Include once, after defining FAKE_NAME.
  */
 #include <linux/kref.h>
@@ -25,6 +29,9 @@ struct fake_region {
 
 static LIST_HEAD(fake_regions);
 static DEFINE_MUTEX(fake_lock);		/* regions and pins */
+static unsigned long fake_mmap_align = PAGE_SIZE;
+
+static void fake_region_gone(struct fake_region *r);
 
 static void fake_region_free(struct kref *ref)
 {
@@ -78,6 +85,7 @@ static void fake_vm_close(struct vm_area_struct *vma)
 	if (r->listed && vma->vm_mm == r->mm) {
 		list_del(&r->node);
 		r->listed = false;
+		fake_region_gone(r);
 	}
 	mutex_unlock(&fake_lock);
 	fake_region_put(r);
@@ -94,6 +102,8 @@ static int fake_mmap(struct file *file, struct vm_area_struct *vma)
 	unsigned long i;
 	int ret = -ENOMEM;
 
+	if (!IS_ALIGNED(vma->vm_start | vma->vm_end, fake_mmap_align))
+		return -EINVAL;
 	r = kzalloc(sizeof(*r), GFP_KERNEL);
 	if (!r)
 		return -ENOMEM;

@@ -7,8 +7,10 @@
  *   peer-test providers                  print the providers, one a line
  *   peer-test host DEV                   host memory: RW sync/async, errors,
  *                                        another process, exit while pinned
- *   peer-test gpu rocm|ascend DEV        a fake vendor's memory: EREMOTEIO,
- *                                        revocation through the fake
+ *   peer-test gpu rocm|ascend DEV        a fake vendor's memory through its
+ *                                        glue: EREMOTEIO, bad ranges, the
+ *                                        vendor's lifetime (v1/Ascend free
+ *                                        callback, v2 none), thread, exit
  *   peer-test dmabuf DEV                 a udmabuf
  *   peer-test revoke-io DEV              host revoke (test hook) during I/O
  *                                        (retried until I/O was in flight)
@@ -32,10 +34,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -576,33 +580,102 @@ static int cmd_host(const char *path)
 	return 0;
 }
 
-static void *map_fake(const char *name, size_t len)
+/*
+ * @len bytes of a fake vendor's "device memory", at an address aligned to
+ * @align (the device page size: a 2 MiB heap hands out 2 MiB-aligned VAs).
+ */
+static unsigned char *map_fake(const char *name, size_t len, size_t align)
 {
+	unsigned char *res, *p;
 	char path[64];
-	void *p;
+	uintptr_t a;
 	int fd;
 
 	snprintf(path, sizeof(path), "/dev/%s", name);
 	fd = open(path, O_RDWR | O_CLOEXEC);
 	if (fd < 0)
 		fail("open %s: %s", path, strerror(errno));
-	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	res = mmap(NULL, len + align, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS,
+		   -1, 0);
+	if (res == MAP_FAILED)
+		fail("mmap reserve: %s", strerror(errno));
+	a = ((uintptr_t)res + align - 1) & ~(uintptr_t)(align - 1);
+	p = mmap((void *)a, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED,
+		 fd, 0);
 	if (p == MAP_FAILED)
 		fail("mmap %s: %s", path, strerror(errno));
+	if (a > (uintptr_t)res)
+		munmap(res, a - (uintptr_t)res);
+	munmap(p + len, (uintptr_t)res + len + align - (uintptr_t)(p + len));
 	close(fd);
 	return p;
 }
 
-static void trigger_revoke(const char *mod)
+static FILE *fake_param_file(const char *mod, const char *name,
+			     const char *mode)
 {
-	char path[96];
+	char path[128];
 	FILE *f;
 
 	snprintf(path, sizeof(path), "/sys/module/%s/parameters/%s", mod,
-		 strcmp(mod, "fxblk") ? "revoke" : "peer_revoke_host");
-	f = fopen(path, "w");
-	if (!f || fputs("1\n", f) < 0 || fclose(f))
-		fail("write %s: %s", path, strerror(errno));
+		 name);
+	f = fopen(path, mode);
+	if (!f)
+		fail("open %s: %s", path, strerror(errno));
+	return f;
+}
+
+/* A fake's (or fxblk's) numeric module parameter. */
+static unsigned long fake_param(const char *mod, const char *name)
+{
+	FILE *f = fake_param_file(mod, name, "r");
+	unsigned long v;
+
+	if (fscanf(f, "%lu", &v) != 1)
+		fail("read %s parameter %s", mod, name);
+	fclose(f);
+	return v;
+}
+
+/* Make the vendor call the free callbacks; the errno of the write. */
+static int try_revoke(const char *mod)
+{
+	FILE *f = fake_param_file(mod, strcmp(mod, "fxblk") ? "revoke" :
+				  "peer_revoke_host", "w");
+	int err = 0;
+
+	if (fputs("1\n", f) < 0 || fflush(f))
+		err = errno;
+	if (fclose(f) && !err)
+		err = errno;
+	return err;
+}
+
+static void trigger_revoke(const char *mod)
+{
+	int err = try_revoke(mod);
+
+	if (err)
+		fail("revoke through %s: %s", mod, strerror(err));
+}
+
+/* A fake's counter becomes @want within ~5 s (deferred vendor work). */
+static void expect_fake(const char *mod, const char *name,
+			unsigned long want, const char *what)
+{
+	unsigned long got = 0;
+	int i;
+
+	for (i = 0; i < 500; i++) {
+		got = fake_param(mod, name);
+		if (got == want)
+			break;
+		usleep(10000);
+	}
+	if (got != want)
+		fail("%s: %s %s is %lu, expected %lu", what, mod, name, got,
+		     want);
+	good("%s: %s %s = %lu", what, mod, name, got);
 }
 
 static void expect_dma_only(const struct fxblk_peer_register *r, uint32_t id)
@@ -615,14 +688,13 @@ static void expect_dma_only(const struct fxblk_peer_register *r, uint32_t id)
 	good("provider %u: DMA addresses only, reason '%s'", id, r->reason);
 }
 
-/* Revoke through the fake: the handle turns REVOKED and lets go. */
-static void gpu_revoke(int ctl, int dev, const char *mod, uint32_t id,
-		       uint64_t h)
+/* The handle turns REVOKED and lets go of its pins (the revoke work). */
+static void expect_revoked(int ctl, int dev, uint32_t id, uint64_t h,
+			   const char *by)
 {
 	struct fxblk_peer_query q;
 	int i;
 
-	trigger_revoke(mod);
 	for (i = 0; i < 500; i++) {
 		expect(query(ctl, h, &q) ? -1 : 0, 0, "QUERY after revoke");
 		if (q.state == FXBLK_PEER_STATE_REVOKED && !q.pinned_bytes)
@@ -630,10 +702,9 @@ static void gpu_revoke(int ctl, int dev, const char *mod, uint32_t id,
 		usleep(10000);
 	}
 	if (q.state != FXBLK_PEER_STATE_REVOKED || q.pinned_bytes)
-		fail("after revoke: state %u pinned %" PRIu64, q.state,
+		fail("after %s: state %u pinned %" PRIu64, by, q.state,
 		     (uint64_t)q.pinned_bytes);
-	good("revoked by %s: state REVOKED, reason '%s', unpinned", mod,
-	   q.reason);
+	good("%s: state REVOKED, reason '%s', unpinned", by, q.reason);
 	expect(rw(ctl, h, FXBLK_PEER_OP_WRITE, dev, 0, 0, 4096), ENXIO,
 	       "RW on a revoked handle");
 	expect_pinned(ctl, id, 0, "after revoke");
@@ -641,53 +712,195 @@ static void gpu_revoke(int ctl, int dev, const char *mod, uint32_t id,
 	expect(dereg(ctl, h), ENOENT, "DEREGISTER it again");
 }
 
-static int cmd_gpu(const char *which, const char *path)
+/* The vendor, in the glue of the fake under test. */
+struct gpu {
+	const char *mod, *glue;	/* fake_amdkfd, fxblk_rocm */
+	uint32_t id, other;
+	unsigned long api;	/* amd_rdma API, 0 for Ascend */
+	size_t page, len;	/* device page size, test mapping */
+};
+
+/*
+ * While a handle of it exists, the glue module is held: delete_module
+ * (O_NONBLOCK, as rmmod) is refused, so fxblk never calls into an
+ * unloaded glue.
+ */
+static void expect_glue_held(const struct gpu *g)
+{
+	long ret = syscall(SYS_delete_module, g->glue, O_NONBLOCK);
+
+	expect(ret ? -1 : 0, EWOULDBLOCK, "rmmod of the glue while pinned");
+}
+
+/*
+ * The owner frees its device memory (hipFree/aclrtFree: munmap here) while
+ * it is registered: v1 and Ascend call the free callback (REVOKED), v2 never
+ * does and keeps the memory pinned until DEREGISTER.
+ */
+static void gpu_owner_free(int ctl, int dev, const struct gpu *g)
+{
+	unsigned char *m = map_fake(g->mod, g->len, g->page);
+	unsigned long pins = fake_param(g->mod, "pins");
+	struct fxblk_peer_register r;
+	struct fxblk_peer_query q;
+
+	expect(reg(ctl, 0, 0, (uintptr_t)m, g->len, &r), 0,
+	       "REGISTER device memory the owner frees next");
+	munmap(m, g->len);
+	if (g->api != 2) {
+		expect_revoked(ctl, dev, g->id, r.handle,
+			       "owner freed the memory");
+		expect_fake(g->mod, "pins", pins, "the vendor's pin is gone");
+		return;
+	}
+	usleep(200000);
+	expect(query(ctl, r.handle, &q) ? -1 : 0, 0, "QUERY after the free");
+	if (q.state == FXBLK_PEER_STATE_REVOKED || q.pinned_bytes != g->len)
+		fail("amd_rdma v2 after the owner's free: state %u pinned %" PRIu64
+		     " (v2 never calls back and keeps the BO)", q.state,
+		     (uint64_t)q.pinned_bytes);
+	good("amd_rdma v2: the owner's free revokes nothing, %zu bytes stay pinned",
+	     g->len);
+	expect_fake(g->mod, "pins", pins + 1, "v2 keeps the buffer");
+	expect(dereg(ctl, r.handle), 0, "DEREGISTER after the owner's free");
+	expect_fake(g->mod, "pins", pins, "v2 buffer released by put_pages");
+}
+
+struct thread_reg {
+	int ctl;
+	uintptr_t addr;
+	size_t len;
+	struct fxblk_peer_register r;
+	int ret;
+};
+
+static void *thread_register(void *arg)
+{
+	struct thread_reg *t = arg;
+
+	t->ret = reg(t->ctl, 0, 0, t->addr, t->len, &t->r) ? errno : 0;
+	return NULL;
+}
+
+/*
+ * Registered from a thread that exits before the DEREGISTER: the vendor
+ * must know the process by its thread group (amd_rdma v1's put_pages looks
+ * the pid up again; a thread's pid would be gone and the pin leak).
+ */
+static void gpu_thread(int ctl, const struct gpu *g)
+{
+	struct thread_reg t = { .ctl = ctl, .len = g->len };
+	unsigned long pins = fake_param(g->mod, "pins");
+	pthread_t th;
+
+	t.addr = (uintptr_t)map_fake(g->mod, g->len, g->page);
+	if (pthread_create(&th, NULL, thread_register, &t) ||
+	    pthread_join(th, NULL))
+		fail("registering thread: %s", strerror(errno));
+	usleep(100000);	/* join returns before the task is quite gone */
+	if (t.ret || t.r.provider != g->id)
+		fail("REGISTER from a thread: %s, provider %u", strerror(t.ret),
+		     t.r.provider);
+	good("REGISTER from a thread that has exited since");
+	expect(dereg(ctl, t.r.handle), 0, "DEREGISTER from the main thread");
+	expect_fake(g->mod, "pins", pins, "the vendor's pin released");
+	munmap((void *)t.addr, g->len);
+}
+
+static void gpu_init(struct gpu *g, const char *which)
 {
 	int rocm = !strcmp(which, "rocm");
-	const char *mod = rocm ? "fake_amdkfd" : "fake_ascend";
-	uint32_t id = rocm ? FXBLK_PEER_PROV_ROCM : FXBLK_PEER_PROV_ASCEND;
-	uint32_t other = rocm ? FXBLK_PEER_PROV_ASCEND : FXBLK_PEER_PROV_ROCM;
+
+	g->mod = rocm ? "fake_amdkfd" : "fake_ascend";
+	g->glue = rocm ? "fxblk_rocm" : "fxblk_ascend";
+	g->id = rocm ? FXBLK_PEER_PROV_ROCM : FXBLK_PEER_PROV_ASCEND;
+	g->other = rocm ? FXBLK_PEER_PROV_ASCEND : FXBLK_PEER_PROV_ROCM;
+	g->api = rocm ? fake_param(g->mod, "api") : 0;
+	g->page = rocm ? 4096 : fake_param(g->mod, "page_size");
+	g->len = g->page > MiB ? 2 * g->page : MiB;
+	printf("vendor %s (glue %s): amd_rdma API %lu, device page %zu\n",
+	       g->mod, g->glue, g->api, g->page);
+}
+
+/* Arguments a vendor refuses, each a clean errno. */
+static void gpu_bad(int ctl, const struct gpu *g, unsigned char *vram,
+		    unsigned char *host)
+{
+	expect(reg(ctl, g->id, 0, (uintptr_t)host, 64 * KiB, NULL), EFAULT,
+	       "REGISTER host memory as this provider");
+	expect(reg(ctl, g->id, 0, (uintptr_t)vram + g->len - 4096, 8192, NULL),
+	       EFAULT, "REGISTER a range running past the device mapping");
+	if (g->page > 4096)
+		expect(reg(ctl, g->id, 0, (uintptr_t)vram + 4096, 4096, NULL),
+		       EOPNOTSUPP, "REGISTER a VA not aligned to the device page");
+	if (!access(g->id == FXBLK_PEER_PROV_ROCM ? "/sys/module/fxblk_ascend" :
+		    "/sys/module/fxblk_rocm", F_OK))
+		expect(reg(ctl, g->other, 0, (uintptr_t)vram, g->len, NULL),
+		       EFAULT, "REGISTER it as the other vendor's memory");
+}
+
+static int cmd_gpu(const char *which, const char *path)
+{
 	int ctl = open_ctl(), dev = open(path, O_RDWR | O_CLOEXEC);
-	unsigned char *vram = map_fake(mod, MiB), *host = alloc_buf(64 * KiB);
+	unsigned char *vram, *host = alloc_buf(64 * KiB);
 	struct fxblk_peer_register r;
+	struct gpu g;
 	pid_t pid;
 	int st;
 
 	if (dev < 0)
 		fail("open %s: %s", path, strerror(errno));
-	fill(vram, MiB, 3);
-	expect(reg(ctl, 0, 0, (uintptr_t)vram, MiB, &r), 0,
-	       "REGISTER 1 MiB of fake device memory (AUTO)");
-	expect_dma_only(&r, id);
-	expect_pinned(ctl, id, MiB, "registered");
+	gpu_init(&g, which);
+	vram = map_fake(g.mod, g.len, g.page);
+	fill(vram, g.len, 3);
+	expect(reg(ctl, 0, 0, (uintptr_t)vram, g.len, &r), 0,
+	       "REGISTER fake device memory (AUTO)");
+	expect_dma_only(&r, g.id);
+	if (r.page_size != g.page)
+		fail("page size %" PRIu64 ", the vendor's is %zu",
+		     (uint64_t)r.page_size, g.page);
+	good("page size %" PRIu64 " as the vendor's table", (uint64_t)r.page_size);
+	expect_pinned(ctl, g.id, g.len, "registered");
+	expect_fake(g.mod, "pins", 1, "the vendor holds one pin");
+	expect_glue_held(&g);
 	expect(rw(ctl, r.handle, FXBLK_PEER_OP_WRITE, dev, 0, 0, 4096),
 	       EREMOTEIO, "RW on DMA-address-only memory");
-	expect(reg(ctl, id, 0, (uintptr_t)host, 64 * KiB, NULL), EFAULT,
-	       "REGISTER host memory as this provider");
-	expect(reg(ctl, id, 0, (uintptr_t)vram + MiB - 4096, 8192, NULL),
-	       EFAULT, "REGISTER a range running past the device mapping");
-	if (!access(rocm ? "/dev/fake_ascend" : "/dev/fake_amdkfd", F_OK))
-		expect(reg(ctl, other, 0, (uintptr_t)vram, MiB, NULL), EFAULT,
-		       "REGISTER it as the other vendor's memory");
-	gpu_revoke(ctl, dev, mod, id, r.handle);
+	gpu_bad(ctl, &g, vram, host);
+	if (g.api == 2) {	/* the fake refuses: nothing to call back */
+		if (try_revoke(g.mod) != EINVAL)
+			fail("fake amd_rdma v2 called a free callback");
+		good("amd_rdma v2: no free callback");
+	} else {
+		trigger_revoke(g.mod);
+		expect_revoked(ctl, dev, g.id, r.handle, "revoked by the vendor");
+	}
+	gpu_owner_free(ctl, dev, &g);
+	gpu_thread(ctl, &g);
 
 	/* exit with device memory registered: the pin goes */
 	pid = fork();
 	if (pid == 0) {	/* its own device memory: a region is per process */
 		int c2 = open_ctl();
-		void *mine = map_fake(mod, 512 * KiB);
+		void *mine = map_fake(g.mod, g.len, g.page);
 		struct fxblk_peer_register cr;
 
-		if (reg(c2, 0, 0, (uintptr_t)mine, 512 * KiB, &cr) ||
-		    cr.provider != id || pinned_of(c2, id) != 512 * KiB)
+		if (reg(c2, 0, 0, (uintptr_t)mine, g.len, &cr) ||
+		    cr.provider != g.id || pinned_of(c2, g.id) < g.len)
 			_exit(2);
 		_exit(0);
 	}
 	waitpid(pid, &st, 0);
 	if (!WIFEXITED(st) || WEXITSTATUS(st))
 		fail("child registering device memory: status %d", st);
-	expect_pinned(ctl, id, 0, "child exited with device memory registered");
-	munmap(vram, MiB);
+	if (g.api == 2) {	/* v2 kept the first one; it goes with the fd */
+		expect(dereg(ctl, r.handle), 0, "DEREGISTER (v2: still pinned)");
+	}
+	expect_pinned(ctl, g.id, 0, "child exited with device memory registered");
+	expect_fake(g.mod, "pins", 0, "no pin left in the vendor");
+	if (g.api == 1)
+		expect_fake(g.mod, "double_frees", 0,
+			    "no put_pages after a v1 free callback");
+	munmap(vram, g.len);
 	return 0;
 }
 

@@ -4,6 +4,12 @@
 # Sources are copied to build/lab-modules/KVER (kbuild writes next to them),
 # built there under a lock (concurrent lab runs), and the .ko files copied to
 # OUT_DIR. Called by tests/lab/run for every run; make rebuilds only on change.
+# Then the vendor glue modules (kmod: fxblk_rocm.ko, fxblk_ascend.ko) are
+# built against the fakes as a real host builds them against the vendor's:
+# the vendor header (tests/peer/vendor) and the fakes' Module.symvers, and
+# fxblk.ko of the lab build (build/kmod/KVER): OUT_DIR/amd-v1/fxblk_rocm.ko
+# (amd_rdma API 1, for fake_amdkfd api=1), OUT_DIR/amd-v2/fxblk_rocm.ko and
+# OUT_DIR/fxblk_ascend.ko.
 set -euo pipefail
 KVER=${1:?usage: build.sh KVER OUT_DIR}
 OUT=${2:?usage: build.sh KVER OUT_DIR}
@@ -21,6 +27,7 @@ esac
 	flock 9
 	# tests/peer: the fake vendor modules of the peer-memory test
 	for f in "$HERE"/Kbuild "$HERE"/*.c "$TOP"/tests/peer/fake_*.c "$TOP"/tests/peer/*.h; do cmp -s "$f" "$B/${f##*/}" || cp "$f" "$B/"; done
+	mkdir -p "$B/vendor" && cp -a "$TOP"/tests/peer/vendor/. "$B/vendor/"
 	# 6.16/7.2: kbuild runs in the chroot holding their headers (kmod/Makefile)
 	if [ -f "$CACHE/k/$KVER/chroot" ]; then
 		KMAKE=("$TOP/scripts/chroot-run.sh" "$(cat "$CACHE/k/$KVER/chroot")" --bind "$B" --
@@ -33,6 +40,26 @@ esac
 		exit 1
 	fi
 	cp "$B"/*.ko "$OUT/"
+	MAIN=${FXBLK_BUILD:-$TOP/build}/kmod/$KVER
+	if [ -f "$MAIN/Module.symvers" ]; then
+		# each vendor's own Module.symvers, as each real driver has one
+		grep -w fake_amdkfd "$B/Module.symvers" > "$B/vendor/amd.symvers"
+		grep -w fake_ascend "$B/Module.symvers" > "$B/vendor/ascend.symvers"
+		for v in 1 2; do
+			a=(FXBLK_AMD_RDMA_INC="$B/vendor/amd-v$v" FXBLK_AMD_RDMA_SYMVERS="$B/vendor/amd.symvers")
+			[ $v = 1 ] || a+=(FXBLK_ASCEND_INC="$B/vendor/ascend" FXBLK_ASCEND_SYMVERS="$B/vendor/ascend.symvers")
+			if ! env -u FXBLK_VENDOR_GLUE "${a[@]}" make -s -C "$TOP/kmod" glue KVER="$KVER" FXBLK_WERROR=1 \
+				BUILD="$B/glue-amd-v$v" FXBLK_MAIN="$MAIN" >"$B/glue-amd-v$v.log" 2>&1; then
+				echo "lab modules: vendor glue (amd_rdma v$v) for $KVER failed, see $B/glue-amd-v$v.log" >&2
+				exit 1
+			fi
+			mkdir -p "$OUT/amd-v$v"
+			cp "$B/glue-amd-v$v/$KVER/fxblk_rocm.ko" "$OUT/amd-v$v/"
+		done
+		cp "$B/glue-amd-v2/$KVER/fxblk_ascend.ko" "$OUT/"
+	else
+		echo "lab modules: no fxblk build in $MAIN: vendor glue modules not built" >&2
+	fi
 	# and its user-space driver, against the uapi header of this tree
 	gcc -O2 -Wall -Wextra -Werror -I"$TOP/kmod/include/uapi" \
 		-o "$OUT/peer-test" "$TOP/tests/peer/peer-test.c"

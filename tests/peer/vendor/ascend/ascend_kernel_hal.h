@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Test only: the peer-memory part of CANN's ascend_kernel_hal.h
- * (src/sdk_driver/inc), for fake_ascend.c; an independent copy of the
- * vendor's ABI, apart from kmod/fxblk_peer_vendor.h on purpose.
+ * Test only: the peer-memory part of the Ascend driver's
+ * src/sdk_driver/inc/ascend_kernel_hal.h (CANN driver, verylucky01/driver
+ * at aff95158), declaration for declaration. The lab stages it as the
+ * "vendor header" fxblk_ascend.ko builds against, with the Module.symvers
+ * of fake_ascend.ko (tests/lab/modules/build.sh).
  */
 #ifndef FAKE_ASCEND_KERNEL_HAL_H
 #define FAKE_ASCEND_KERNEL_HAL_H
@@ -10,13 +12,14 @@
 #include <linux/types.h>
 
 struct p2p_page_info {
-	u64 pa;
+	u64 pa;			/* physical page */
 	u64 reserved[4];
 };
 
+#define P2P_GET_PAGE_VERSION 0x1
 struct p2p_page_table {
-	u32 version;
-	u64 page_size;
+	u32 version;		/* page version */
+	u64 page_size;		/* for giant pages, HPAGE_SIZE */
 	struct p2p_page_info *pages_info;
 	u64 page_num;
 	u64 reserved[4];

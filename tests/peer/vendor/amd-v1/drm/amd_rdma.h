@@ -1,18 +1,14 @@
-/* SPDX-License-Identifier: GPL-2.0 */
+/* SPDX-License-Identifier: GPL-2.0 OR MIT */
 /*
- * Test only: the amd_rdma API v2 (AMD_RDMA_MAJOR 2) as declared by
- * ROCK-Kernel-Driver include/drm/amd_rdma.h, for fake_amdkfd.c. Kept apart
- * from kmod/fxblk_peer_vendor.h on purpose: the fake is a second,
- * independent copy of the vendor's ABI.
+ * Test only: amdkfd's amd_rdma interface, API 1.0, declaration for
+ * declaration as ROCm <= 4.1 installed it (ROCm/ROCK-Kernel-Driver
+ * include/drm/amd_rdma.h at 521a9dac, the API of kfd_rdma.c at cd5f0360):
+ * no AMD_RDMA_MAJOR, get_pages() without dma_dev. The lab stages it as the
+ * "vendor header" of the v1 build of fxblk_rocm.ko, with the Module.symvers
+ * of fake_amdkfd.ko, which serves this API when loaded with api=1.
  */
-#ifndef FAKE_AMD_RDMA_H
-#define FAKE_AMD_RDMA_H
-
-#include <linux/types.h>
-
-struct device;
-struct pid;
-struct sg_table;
+#ifndef AMD_RDMA_H_
+#define AMD_RDMA_H_
 
 struct amd_p2p_info {
 	uint64_t va;
@@ -24,7 +20,6 @@ struct amd_p2p_info {
 
 struct amd_rdma_interface {
 	int (*get_pages)(uint64_t address, uint64_t length, struct pid *pid,
-			 struct device *dma_dev,
 			 struct amd_p2p_info **amd_p2p_data,
 			 void (*free_callback)(void *client_priv),
 			 void *client_priv);
@@ -36,4 +31,4 @@ struct amd_rdma_interface {
 
 int amdkfd_query_rdma_interface(const struct amd_rdma_interface **rdma);
 
-#endif
+#endif /* AMD_RDMA_H_ */
