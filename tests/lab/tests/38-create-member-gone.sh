@@ -30,7 +30,7 @@
 #     CREATE added fxN, or CREATE failed after it (kprobe events on
 #     fxblk_mark_dead and on device_add_disk called by fxblk-nltest, their
 #     timestamps compared)
-# Seen failing with the module before this change (6.12): an Oops in
+# Seen failing with the module before this change (6.12, round 2 of 12): an Oops in
 # fxblk_health_work (NULL pointer dereference in kobject_uevent_env).
 # lab-allow: Buffer I/O error on dev fx[0-9]+
 # lab-allow: I/O error, dev fx[0-9]+
@@ -67,7 +67,7 @@ ts() {
 
 fx_mark t38
 created=0 refused=0 raced=0
-for d in 0.3 0.5 0.7 0.9 0.4 0.6 0.8 1.0; do
+for d in 0.3 0.45 0.6 0.75 0.9 1.05 0.4 0.55 0.7 0.85 1.0 1.2; do
 	M1=$(majmin "$(fl_member_dev 1)") || fail "member 1 has no device"
 	echo > $FL_TRACE/trace
 	fxblk-nltest --cmd create --name t38 --member "$M0" --member "$M1" --keep \
@@ -101,4 +101,4 @@ log "rounds: created $created, refused $refused; member 1 vanished during its ch
 [ "$raced" -gt 0 ] || fail "member 1 never vanished while CREATE held it: the test proves nothing"
 rmmod fxlab_delay || fail "rmmod fxlab_delay"
 fx_dmesg_clean_since t38 || fail "kernel log not clean"
-pass "member 1 disconnected during CREATE in $raced of 8 rounds: $created created, $refused refused with a message, clean kernel log"
+pass "member 1 disconnected during CREATE in $raced of 12 rounds: $created created, $refused refused with a message, clean kernel log"
