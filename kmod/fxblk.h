@@ -15,6 +15,7 @@
 #include <linux/percpu.h>
 #include <linux/percpu-refcount.h>
 #include <linux/spinlock.h>
+#include <linux/wait.h>
 #include <linux/workqueue.h>
 #include <linux/fxblk.h>
 
@@ -134,6 +135,9 @@ struct fxblk_volume {
 	spinlock_t open_lock;
 	unsigned int open_count;
 	bool dying;
+	wait_queue_head_t closed;	/* open_count fell (see dev abort) */
+	/* fxN added and linked: health work may report (fxblk_health.c) */
+	bool ready;
 	bool published;			/* found by lookups; fxblk_lock */
 	/* DESTROY runs here, so a killed fxctl never leaves it half done. */
 	struct work_struct teardown_work;
@@ -146,9 +150,15 @@ struct fxblk_volume {
 	/* PREFLUSH writes whose flushes completed, data still to send. */
 	spinlock_t deferred_lock;
 	struct bio_list deferred;
-	struct bio_list reissue;	/* member bios refused with AGAIN */
 	struct work_struct deferred_work;
 	struct workqueue_struct *wq;
+	/*
+	 * Member bios refused with AGAIN, sent again in place by their own
+	 * worker on their own workqueue (rescuer): see fxblk_reissue().
+	 */
+	struct bio_list reissue;
+	struct work_struct reissue_work;
+	struct workqueue_struct *reissue_wq;
 	unsigned int nr_members;
 	struct fxblk_member members[];
 };
@@ -164,8 +174,10 @@ struct fxblk_io {
 	u64 start_ns;
 	unsigned long acct_start;	/* from bio_start_io_acct() */
 	unsigned int sectors;		/* size at submission */
-	sector_t sector;		/* member sector at submission */
-	fxblk_opf_t opf;		/* flags at submission */
+	/* As sent, to send it again in place (fxblk_reissue()) */
+	struct bvec_iter iter;
+	fxblk_opf_t opf;
+	unsigned short bi_flags;
 	u8 dir;				/* enum fxblk_dir */
 	bool acct;			/* end accounting on parent */
 	bool flush_data;		/* parent: data follows the flushes */
@@ -224,6 +236,7 @@ unsigned int fxblk_dev_open_count(struct fxblk_volume *vol);
 
 /* fxblk_health.c */
 void fxblk_health_init(struct fxblk_member *m);
+void fxblk_health_start(struct fxblk_volume *vol);
 void fxblk_health_exit(struct fxblk_member *m);
 void fxblk_health_io_error(struct fxblk_member *m, blk_status_t status);
 unsigned int fxblk_volume_state(struct fxblk_volume *vol);

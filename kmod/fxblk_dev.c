@@ -74,16 +74,17 @@ static unsigned int fxblk_dir(struct bio *bio)
 	}
 }
 
-/* Hand @bio to the volume's worker on @list (deferred or reissue). */
+/* Hand @bio to a worker of the volume: @work on @wq, which takes @list. */
 static void fxblk_to_worker(struct fxblk_volume *vol, struct bio_list *list,
-			    struct bio *bio)
+			    struct bio *bio, struct workqueue_struct *wq,
+			    struct work_struct *work)
 {
 	unsigned long flags;
 
 	spin_lock_irqsave(&vol->deferred_lock, flags);
 	bio_list_add(list, bio);
 	spin_unlock_irqrestore(&vol->deferred_lock, flags);
-	queue_work(vol->wq, &vol->deferred_work);
+	queue_work(wq, work);
 }
 
 /*
@@ -96,26 +97,25 @@ static void fxblk_defer(struct fxblk_volume *vol, struct bio *bio)
 	percpu_ref_get(&vol->active);
 	/* The worker may block; the submitter already had its answer. */
 	bio->bi_opf &= ~(REQ_PREFLUSH | REQ_NOWAIT);
-	fxblk_to_worker(vol, &vol->deferred, bio);
+	fxblk_to_worker(vol, &vol->deferred, bio, vol->wq, &vol->deferred_work);
 }
 
-static void fxblk_reissue(struct fxblk_volume *vol, struct bio *old);
-
+/*
+ * Sends the data of PREFLUSH writes through fxblk_submit_bio(), which
+ * may wait for the pools. What it waits for never waits for this work:
+ * bios refused with AGAIN are sent again by fxblk_reissue_work().
+ */
 static void fxblk_deferred_work(struct work_struct *work)
 {
 	struct fxblk_volume *vol = container_of(work, struct fxblk_volume,
 						deferred_work);
-	struct bio_list bios, again;
+	struct bio_list bios;
 	struct bio *bio;
 
 	spin_lock_irq(&vol->deferred_lock);
 	bios = vol->deferred;
 	bio_list_init(&vol->deferred);
-	again = vol->reissue;
-	bio_list_init(&vol->reissue);
 	spin_unlock_irq(&vol->deferred_lock);
-	while ((bio = bio_list_pop(&again)))
-		fxblk_reissue(vol, bio);
 	while ((bio = bio_list_pop(&bios))) {
 		submit_bio_noacct(bio);
 		percpu_ref_put(&vol->active);
@@ -172,7 +172,9 @@ static void fxblk_endio(struct bio *bio)
 		if (unlikely(status == BLK_STS_AGAIN) && fxblk_may_reissue(io)) {
 			fxblk_stats_cancel(m, io->dir);
 			/* it keeps the volume reference fxblk_issue() took */
-			fxblk_to_worker(m->vol, &m->vol->reissue, bio);
+			fxblk_to_worker(m->vol, &m->vol->reissue, bio,
+					m->vol->reissue_wq,
+					&m->vol->reissue_work);
 			return;
 		}
 		fxblk_stats_done(m, io, bio->bi_opf, status);
@@ -208,8 +210,9 @@ static void fxblk_issue(struct fxblk_member *m, struct bio *bio,
 	io->dir = dir;
 	io->flush_data = false;
 	io->sectors = bio_sectors(bio);
-	io->sector = bio->bi_iter.bi_sector;
+	io->iter = bio->bi_iter;
 	io->opf = bio->bi_opf;
+	io->bi_flags = bio->bi_flags;
 	io->start_ns = ktime_get_ns();
 	/* Dropped in fxblk_endio(); the submitter's reference covers this. */
 	percpu_ref_get(&m->vol->active);
@@ -220,46 +223,59 @@ static void fxblk_issue(struct fxblk_member *m, struct bio *bio,
 
 /*
  * Send a member bio refused with AGAIN again, without NOWAIT, from the
- * volume's worker (see fxblk_may_reissue()). A new bio of the same shape:
- * the refused one went through bio_endio(), which dropped its cgroup and
- * crypt contexts. It goes back to the pool before the new one is taken
- * from it, so this wait cannot be on ourselves.
+ * volume's re-issue worker (see fxblk_may_reissue()). The refused bio
+ * itself goes out again, restored to what fxblk_issue() sent, as dm-raid1
+ * re-sends a failed read (dm_bio_record()/dm_bio_restore()): nothing is
+ * allocated, so the re-issue never waits for a pool entry, which might be
+ * held by bios that wait for it (bios refused after it, the PREFLUSH data
+ * of fxblk_deferred_work()). Since it cannot be refused again (no
+ * NOWAIT), it only waits for the member, whose bios complete on their own.
+ *
+ * What the trip to the member changed is set back: the iterator (advanced
+ * or remapped to a partition), the device (nvme multipath sends it to a
+ * path), the flags and status. bio_endio() dropped the cgroup association:
+ * it is taken again from the bio fxblk_issue()'s clone was charged to.
+ * fxN has no crypto or integrity profile, so the bio has neither context
+ * (blk-crypto's fallback took it off above fxN; the member's integrity
+ * payload was freed with the AGAIN status).
  */
-static void fxblk_reissue(struct fxblk_volume *vol, struct bio *old)
+static void fxblk_reissue(struct fxblk_volume *vol, struct bio *bio)
 {
-	struct fxblk_io *oio = fxblk_io_of(old), *io;
-	struct fxblk_member *m = oio->member;
-	struct bio *parent = oio->parent, *bio;
-	fxblk_opf_t opf = oio->opf & ~REQ_NOWAIT;
-	unsigned int dir = oio->dir, sectors = oio->sectors;
-	unsigned long acct_start = oio->acct_start;
-	sector_t sector = oio->sector;
-	bool acct = oio->acct, child = oio->child, p2p = oio->p2p;
+	struct fxblk_io *io = fxblk_io_of(bio);
+	struct fxblk_member *m = io->member;
+	/* a fan-out child was charged as the fan-out's original bio */
+	struct bio *src = io->child ? fxblk_io_of(io->parent)->parent :
+				      io->parent;
 
-	bio_put(old);
-	if (child) {
-		/* flush, discard or write-zeroes of a fan-out */
-		struct bio *orig = fxblk_io_of(parent)->parent;
-
-		bio = fxblk_alloc_bio(m->bdev, opf, GFP_NOIO, &vol->clone_bs);
-		bio_clone_blkg_association(bio, orig);
-		bio->bi_ioprio = orig->bi_ioprio;
-		bio->bi_iter.bi_size = sectors << SECTOR_SHIFT;
-	} else {
-		/* data: a clone of all of its parent (fxblk_map_one()) */
-		bio = fxblk_clone(parent, m->bdev, GFP_NOIO, &vol->clone_bs);
-		bio->bi_opf = opf;
-	}
-	bio->bi_iter.bi_sector = sector;
-	io = fxblk_io_of(bio);
-	io->acct = acct;
-	io->acct_start = acct_start;
-	io->child = child;
-	io->p2p = p2p;
-	io->polled = false;
-	fxblk_issue(m, bio, parent, dir);
+	bio->bi_flags = io->bi_flags;
+	bio->bi_iter = io->iter;
+	bio->bi_opf = io->opf & ~REQ_NOWAIT;
+	bio->bi_status = BLK_STS_OK;
+	bio_set_dev(bio, m->bdev);
+	bio_clone_blkg_association(bio, src);
+	bio->bi_ioprio = src->bi_ioprio;
+	fxblk_issue(m, bio, io->parent, io->dir);
 	/* the reference the refused bio held */
 	percpu_ref_put(&vol->active);
+}
+
+/*
+ * Its own work item on its own WQ_MEM_RECLAIM workqueue: its rescuer
+ * never waits behind fxblk_deferred_work(), which may sleep in a pool.
+ */
+static void fxblk_reissue_work(struct work_struct *work)
+{
+	struct fxblk_volume *vol = container_of(work, struct fxblk_volume,
+						reissue_work);
+	struct bio_list bios;
+	struct bio *bio;
+
+	spin_lock_irq(&vol->deferred_lock);
+	bios = vol->reissue;
+	bio_list_init(&vol->reissue);
+	spin_unlock_irq(&vol->deferred_lock);
+	while ((bio = bio_list_pop(&bios)))
+		fxblk_reissue(vol, bio);
 }
 
 /* Account @orig in /proc/diskstats, ended when @io completes. */
@@ -702,6 +718,8 @@ static void fxblk_open_count_dec(struct fxblk_volume *vol)
 {
 	spin_lock(&vol->open_lock);
 	vol->open_count--;
+	/* Under the lock: a waiter seeing 0 may free @vol once it is dropped. */
+	wake_up(&vol->closed);
 	spin_unlock(&vol->open_lock);
 }
 
@@ -939,6 +957,8 @@ static int fxblk_member_setup(struct fxblk_volume *vol, unsigned int i,
 	ret = fxblk_member_check(vol, i, spec, extack);
 	if (ret) {
 		fxblk_member_close(m);
+		/* ->mark_dead may have kicked it while the member was open */
+		fxblk_health_exit(m);
 		return ret;
 	}
 	return 0;
@@ -1124,7 +1144,51 @@ struct fxblk_volume *fxblk_dev_alloc(const struct fxblk_create_req *req,
 	bio_list_init(&vol->deferred);
 	bio_list_init(&vol->reissue);
 	INIT_WORK(&vol->deferred_work, fxblk_deferred_work);
+	INIT_WORK(&vol->reissue_work, fxblk_reissue_work);
+	init_waitqueue_head(&vol->closed);
 	return vol;
+}
+
+/*
+ * Named after the disk (fxN), as dm names kdmflush/dm-N: WQ_NAME_LEN is 32,
+ * and "fxblk/" plus a volume name of up to 31 characters was truncated
+ * (6.9+ says so in the log). Both need a rescuer: I/O to fxN may be what
+ * frees memory.
+ */
+static int fxblk_alloc_workqueues(struct fxblk_volume *vol)
+{
+	vol->wq = alloc_workqueue("fxblk/fx%d",
+				  WQ_MEM_RECLAIM | FXBLK_WQ_PERCPU, 0,
+				  vol->index);
+	if (!vol->wq)
+		return -ENOMEM;
+	vol->reissue_wq = alloc_workqueue("fxblk-again/fx%d",
+					  WQ_MEM_RECLAIM | FXBLK_WQ_PERCPU, 0,
+					  vol->index);
+	if (!vol->reissue_wq) {
+		destroy_workqueue(vol->wq);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+/*
+ * CREATE failed after add_disk(): tear down as DESTROY --force does. udev
+ * (or anyone) may have fxN open already. With ->free_disk the volume
+ * outlives that opener; without it (5.10) the volume must not be freed
+ * under it: new opens are refused and the open ones waited for.
+ */
+static void fxblk_dev_abort(struct fxblk_volume *vol)
+{
+#ifdef FXBLK_HAVE_FREE_DISK
+	fxblk_dev_mark_dying(vol, true);
+#else
+	spin_lock(&vol->open_lock);
+	WRITE_ONCE(vol->dying, true);
+	spin_unlock(&vol->open_lock);
+	wait_event(vol->closed, !fxblk_dev_open_count(vol));
+#endif
+	fxblk_dev_destroy(vol);
 }
 
 /*
@@ -1161,29 +1225,23 @@ int fxblk_dev_setup(struct fxblk_volume *vol, const struct fxblk_create_req *req
 			  offsetof(struct fxblk_io, bio), 0);
 	if (ret)
 		goto out_clone;
-	vol->wq = alloc_workqueue("fxblk/%s", WQ_MEM_RECLAIM | FXBLK_WQ_PERCPU,
-				 0, vol->name);
-	if (!vol->wq) {
-		ret = -ENOMEM;
+	ret = fxblk_alloc_workqueues(vol);
+	if (ret)
 		goto out_acct;
-	}
 	ret = fxblk_disk_add(vol, extack);
 	if (ret)
 		goto out_wq;
 	ret = fxblk_link_holders(vol, extack);
 	if (ret) {
-		/*
-		 * udev may have it open already: tear down as DESTROY --force
-		 * does. (Without ->free_disk that open is not waited for;
-		 * bd_link_disk_holder() fails only without memory.)
-		 */
-		fxblk_dev_mark_dying(vol, true);
-		fxblk_dev_destroy(vol);
+		fxblk_dev_abort(vol);
 		return ret;
 	}
+	/* Now health work may report on fxN (and catches up). */
+	fxblk_health_start(vol);
 	return 0;
 
 out_wq:
+	destroy_workqueue(vol->reissue_wq);
 	destroy_workqueue(vol->wq);
 out_acct:
 	bioset_exit(&vol->acct_bs);
@@ -1214,6 +1272,7 @@ void fxblk_dev_destroy(struct fxblk_volume *vol)
 	/* Before del_gendisk(), which drops the holder directory. */
 	fxblk_unlink_holders(vol);
 	del_gendisk(vol->disk);
+	destroy_workqueue(vol->reissue_wq);
 	destroy_workqueue(vol->wq);
 	bioset_exit(&vol->acct_bs);
 	bioset_exit(&vol->clone_bs);

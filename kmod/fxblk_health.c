@@ -111,8 +111,13 @@ static void fxblk_health_work(struct work_struct *work)
 	unsigned int state;
 	u64 errors;
 
-	/* Torn down (or being): nothing of the disk may be touched. */
-	if (READ_ONCE(m->vol->dying))
+	/*
+	 * No disk yet (CREATE is still opening members, or failed), or torn
+	 * down (or being): nothing of the disk may be touched. A volume that
+	 * comes up catches up in fxblk_health_start() (acquire: pairs with
+	 * its release, so vol->disk is seen).
+	 */
+	if (!smp_load_acquire(&m->vol->ready) || READ_ONCE(m->vol->dying))
 		return;
 	/* A failing member that stayed quiet long enough is live again. */
 	if (READ_ONCE(m->state) == FXBLK_STATE_FAILING) {
@@ -159,6 +164,21 @@ void fxblk_health_init(struct fxblk_member *m)
 	INIT_DELAYED_WORK(&m->health_work, fxblk_health_work);
 }
 
+/*
+ * fxN exists and its members are linked: from now on health work may send
+ * events and uevents on it. What happened before (a member that went away
+ * while CREATE ran, errors of the partition scan) is reported now.
+ */
+void fxblk_health_start(struct fxblk_volume *vol)
+{
+	unsigned int i;
+
+	/* Pairs with the acquires below: a work that sees it sees vol->disk. */
+	smp_store_release(&vol->ready, true);
+	for (i = 0; i < vol->nr_members; i++)
+		fxblk_health_kick(&vol->members[i]);
+}
+
 /* After the member was closed: no completion or ->mark_dead can kick. */
 void fxblk_health_exit(struct fxblk_member *m)
 {
@@ -168,7 +188,10 @@ void fxblk_health_exit(struct fxblk_member *m)
 /* ---- holder ops ----------------------------------------------------------- */
 
 #if defined(FXBLK_HAVE_HOLDER_OPS_SURPRISE) || defined(FXBLK_HAVE_HOLDER_OPS)
-/* Called with bdev->bd_holder_lock held, so the volume cannot go away. */
+/*
+ * Called with bdev->bd_holder_lock held, so the volume cannot go away. It
+ * may be called as soon as the member is opened, long before fxN exists.
+ */
 static void fxblk_member_dead(struct block_device *bdev)
 {
 	struct fxblk_volume *vol = bdev->bd_holder;
@@ -177,8 +200,10 @@ static void fxblk_member_dead(struct block_device *bdev)
 	for (i = 0; i < vol->nr_members; i++) {
 		struct fxblk_member *m = &vol->members[i];
 
-		if (m->bdev == bdev && fxblk_set_gone(m) &&
-		    !READ_ONCE(vol->dying))
+		if (m->bdev != bdev || !fxblk_set_gone(m))
+			continue;
+		/* Pairs with fxblk_health_start(): before it, the state waits. */
+		if (smp_load_acquire(&vol->ready) && !READ_ONCE(vol->dying))
 			fxblk_health_kick(m);
 	}
 }
