@@ -12,6 +12,8 @@
 #   module  fxblk.ko builds with -Werror against the 5.10, 6.1, 6.12 headers,
 #           and 7.3 + 7.2 inside their chroots (scripts/fetch-chroot-kernels.sh)
 #   style   checkpatch --no-tree -f clean on kmod/*.c kmod/*.h and the uapi header
+#   docs    README.md, docs/ and man pages cite no path outside the repository
+#           (tests/docs-check.sh)
 #   dkms    dkms add/build against the 6.1 headers (tests/dkms.sh), 6.12 in packages;
 #           a source with a new warning builds under DKMS, fails with FXBLK_WERROR=1
 #   packages make install/uninstall, .debs + lintian + DKMS + upgrade/purge,
@@ -346,6 +348,8 @@ checkpatch() {
 	return $bad
 }
 t "style: checkpatch kmod" checkpatch
+# README, docs/ and man pages cite no path outside the repository
+t "docs: no reference to a path outside the repository" bash "$TOP/tests/docs-check.sh"
 
 # ---- in the pool (no VM): ASan/UBSan unit tree, label fuzzer, dkms, packages
 # -O0 for the sanitizer tree: the same tests, a quarter of the compile time

@@ -376,6 +376,7 @@ int cmd_incremental(Ctx &ctx)
 	if (!ctx.vm.count("device"))
 		throw UsageError("incremental needs a DEVICE (e.g. /dev/nvme0n1)");
 	std::string arg = ctx.vm["device"].as<std::string>();
+	require_block_device(ctx.env.blockdevs(), arg);
 	std::error_code ec;
 	fs::path real = fs::canonical(arg, ec);
 	if (ec)

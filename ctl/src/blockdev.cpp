@@ -60,19 +60,49 @@ void read_sysfs_block(const fs::path &sysfs, BlockDevice &dev)
 	std::sort(dev.holders.begin(), dev.holders.end());
 }
 
+PathStat SystemBlockDevices::stat(const std::string &path)
+{
+	PathStat ps;
+	struct stat st;
+	if (::stat(path.c_str(), &st) < 0) {
+		ps.error = errno;
+		return ps;
+	}
+	ps.type = st.st_mode & S_IFMT;
+	ps.major = major(st.st_rdev);
+	ps.minor = minor(st.st_rdev);
+	return ps;
+}
+
+PathStat require_block_device(BlockDevices &devs, const std::string &path)
+{
+	PathStat ps = devs.stat(path);
+	if (ps.error)
+		throw Error(fmt::format("cannot access {}: {}; check the device path", path,
+					std::strerror(ps.error)),
+			    errno_error(ps.error));
+	if (ps.type == S_IFBLK)
+		return ps;
+	const char *is = "not a device node";
+	switch (ps.type) {
+	case S_IFCHR: is = "a character device"; break;
+	case S_IFDIR: is = "a directory"; break;
+	case S_IFREG: is = "a regular file"; break;
+	case S_IFIFO: is = "a FIFO"; break;
+	case S_IFSOCK: is = "a socket"; break;
+	}
+	throw Error(fmt::format("{} is not a block device (it is {}); give a block device, "
+				"e.g. /dev/nvme0n1", path, is),
+		    errno_error(ENOTBLK));
+}
+
 BlockDevice SystemBlockDevices::probe(const std::string &path)
 {
 	BlockDevice dev;
 	dev.path = path;
-	struct stat st;
-	if (stat(path.c_str(), &st) < 0)
-		throw Error(fmt::format("cannot access {}: {}; check the member path", path,
-					std::strerror(errno)),
-			    errno_error(errno));
-	if (!S_ISBLK(st.st_mode))
-		throw Error(fmt::format("{} is not a block device", path), errno_error(ENOTBLK));
-	dev.major = major(st.st_rdev);
-	dev.minor = minor(st.st_rdev);
+	PathStat st = require_block_device(*this, path);
+	dev.major = st.major;
+	dev.minor = st.minor;
 	read_sysfs_block(sysfs_, dev);
 	// O_EXCL on a block device fails with EBUSY while someone else holds
 	// it exclusively (mounted, md/dm member, another fxblk volume).

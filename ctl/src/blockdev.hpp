@@ -24,13 +24,31 @@ struct BlockDevice {
 	bool busy = false;            // exclusive open refused (mounted, md, ...)
 };
 
+// What stat(2) says of a path: its file type (S_IFMT bits) and device
+// number, or the errno when it cannot be reached.
+struct PathStat {
+	int error = 0;
+	unsigned type = 0;
+	std::uint32_t major = 0, minor = 0;  // of a device node
+};
+
 class BlockDevices {
 public:
 	virtual ~BlockDevices() = default;
 	// Throws Error naming the path and the fix if it is not a usable
-	// block device.
+	// block device (the check of require_block_device first).
 	virtual BlockDevice probe(const std::string &path) = 0;
+	// stat(2) of @path, following links (/dev/disk/by-id/...).
+	virtual PathStat stat(const std::string &path) = 0;
 };
+
+// The one check of every command that takes a member device (create,
+// examine, incremental): @path must be a block device. Throws Error naming
+// @path, what it is instead and the fix ("... is not a block device (it is
+// a character device); give a block device, e.g. /dev/nvme0n1"; ENOTBLK),
+// or "cannot access PATH: ...; check the device path" (its errno). Reads
+// nothing from the device: udev runs examine on every namespace.
+PathStat require_block_device(BlockDevices &devs, const std::string &path);
 
 // /sys/dev/block/MAJ:MIN under @sysfs: fills name, size, logical block
 // size, holders, read-only and zoned. Throws Error if the directory is
@@ -42,6 +60,7 @@ public:
 	explicit SystemBlockDevices(std::filesystem::path sysfs = "/sys")
 		: sysfs_(std::move(sysfs)) {}
 	BlockDevice probe(const std::string &path) override;
+	PathStat stat(const std::string &path) override;
 
 private:
 	std::filesystem::path sysfs_;

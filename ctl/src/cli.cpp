@@ -189,9 +189,11 @@ void monitor_options(po::options_description &opts, po::options_description &,
 
 // ---- commands -----------------------------------------------------------
 
-// version and --version: the module is optional. Returns whether it was
-// found; prints fxctl's version either way.
-bool show_version(Ctx &ctx, bool module_required)
+// version and --version: the module is optional, and a version query is
+// no failure (scripts and package checks run it before modprobe): both
+// print fxctl's version and the module's, or that it is not loaded (JSON:
+// "module": null), and exit 0.
+int cmd_version(Ctx &ctx)
 {
 	std::optional<ModuleStatus> st;
 	try {
@@ -203,19 +205,8 @@ bool show_version(Ctx &ctx, bool module_required)
 					   "install matching fxctl and fxblk.ko\n",
 					   st->api_version, FXBLK_API_VERSION);
 	json doc = version_doc(st);
-	if (!st && module_required) {
-		ModuleNotLoaded e;
-		if (ctx.as_json)
-			doc["error"] = error_doc(e.what(), exit_no_module, 0).at("error");
-		ctx.env.err << "fxctl: " << e.what() << '\n';
-	}
 	ctx.print(doc, text_version(doc));
-	return st.has_value();
-}
-
-int cmd_version(Ctx &ctx)
-{
-	return show_version(ctx, true) ? exit_ok : exit_no_module;
+	return exit_ok;
 }
 
 void check_name(const std::string &name)
@@ -283,6 +274,27 @@ void check_signatures(Ctx &ctx, MemberIO &io, const std::vector<BlockDevice> &de
 						"overwrite", d.path, what),
 				    errno_error(EEXIST));
 		ctx.env.err << fmt::format("fxctl: --force: overwriting {} on {}\n", what, d.path);
+	}
+}
+
+// Two disks of one namespace (native NVMe multipath off: one per
+// controller) are not two members: the stripe would overwrite itself.
+// @d is the newest device, its identity the last of @ids. Refused even with
+// --force: no signature to erase makes this safe.
+void check_one_path(const std::vector<BlockDevice> &devs, const std::vector<label::MemberId> &ids,
+		    const BlockDevice &d)
+{
+	for (std::size_t i = 0; i < devs.size(); i++) {
+		std::string why = label::same_namespace(ids[i], ids.back());
+		if (why.empty())
+			continue;
+		throw Error(fmt::format("{} and {} are two paths to one namespace: {} ({}); a "
+					"volume over both would stripe the namespace over itself; "
+					"nothing was written; give each namespace once: one path "
+					"per namespace, or native NVMe multipath "
+					"(nvme_core.multipath=Y) and its /dev/nvmeXnY head",
+					devs[i].path, d.path, why, ids.back().describe()),
+			    errno_error(EINVAL));
 	}
 }
 
@@ -368,6 +380,7 @@ int cmd_create(Ctx &ctx)
 	req.name = name;
 	req.chunk_sectors = static_cast<std::uint32_t>(chunk / sector_size);
 	std::vector<BlockDevice> devs;
+	std::vector<label::MemberId> ids;
 	for (const auto &path : paths) {
 		BlockDevice d = ctx.env.blockdevs().probe(path);
 		if (!d.holders.empty()) {
@@ -400,6 +413,8 @@ int cmd_create(Ctx &ctx)
 							"list each member once",
 							o.path, path, d.major, d.minor),
 					    errno_error(EINVAL));
+		ids.push_back(ctx.env.members().identity(d.name));
+		check_one_path(devs, ids, d);
 		if (!devs.empty() && d.logical_block_size != devs.front().logical_block_size)
 			throw Error(fmt::format("{} has {}-byte logical blocks but {} has {}; "
 						"use members with the same logical block size",
@@ -439,8 +454,7 @@ int cmd_create(Ctx &ctx)
 								  l.chunk_sectors);
 	l.generation = 1;
 	l.created_unix = static_cast<std::uint64_t>(ctx.env.wall_clock());
-	for (const auto &d : devs)
-		l.members.push_back(io.identity(d.name));
+	l.members = ids;
 	if (force)
 		for (const auto &d : devs)
 			io.erase_signatures(d.path);
@@ -495,6 +509,7 @@ int cmd_examine(Ctx &ctx)
 	if (!ctx.vm.count("device"))
 		throw UsageError("missing DEVICE (a member block device, e.g. /dev/nvme0n1)");
 	auto dev = ctx.vm["device"].as<std::string>();
+	require_block_device(ctx.env.blockdevs(), dev);
 	label::MemberLabel ml = ctx.env.members().read_label(dev);
 	json doc = examine_doc(dev, ml);
 	if (ctx.vm["export"].as<bool>()) {
@@ -740,8 +755,9 @@ int cmd_monitor(Ctx &ctx)
 const Command commands[] = {
 	{"version", "version", "Show fxctl's and the module's versions.",
 	 "Show fxctl's version and the loaded module's version, API version, features "
-	 "and live volume count. Without the module, prints fxctl's version and exits 5 "
-	 "(fxctl --version exits 0).", no_options, cmd_version},
+	 "and live volume count. Without the module, prints fxctl's version and says "
+	 "that the module is not loaded (JSON: \"module\": null). Exits 0 either way, as "
+	 "fxctl --version does.", no_options, cmd_version},
 	{"create", "create NAME [--chunk SIZE] [--data-offset SIZE] [--force] MEMBER...",
 	 "Create a striped volume over block devices and label them.",
 	 "Create striped volume NAME (/dev/fxN, /dev/fx/NAME) over the MEMBER block "
@@ -749,7 +765,9 @@ const Command commands[] = {
 	 "1-31 of [A-Za-z0-9._-] (the kernel's rule).\n"
 	 "Members carrying a file system, partition table, another volume's fxblk label "
 	 "or any other signature libblkid knows are refused, naming what was found, "
-	 "unless --force (which erases those signatures). Members whose sizes differ by "
+	 "unless --force (which erases those signatures). Two members that are one "
+	 "namespace (the same NGUID, UUID or EUI-64: two paths without native NVMe "
+	 "multipath) are refused, even with --force. Members whose sizes differ by "
 	 "more than 1% get a warning saying how much space is lost.\n"
 	 "Writes a label (docs/on-disk-format.md) on every member, a primary copy at 4 KiB "
 	 "and a backup in the last 1 MiB, then creates the volume; if that fails, the "
@@ -1049,7 +1067,7 @@ int dispatch(const std::vector<std::string> &args, Env &env, bool &as_json)
 		return exit_ok;
 	}
 	if (g["version"].as<bool>()) {
-		show_version(ctx, false);
+		cmd_version(ctx);
 		return exit_ok;
 	}
 	if (!cmd)

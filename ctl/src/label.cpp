@@ -316,6 +316,19 @@ std::string MemberId::describe() const
 	return id.empty() ? s : s + " (" + id + ")";
 }
 
+std::string same_namespace(const MemberId &a, const MemberId &b)
+{
+	if (!all_zero(a.nguid) && a.nguid == b.nguid)
+		return "the same NGUID " + hex(a.nguid);
+	if (!all_zero(a.uuid) && a.uuid == b.uuid)
+		return "the same UUID " + uuid_to_string(a.uuid);
+	if (!all_zero(a.eui64) && a.eui64 == b.eui64)
+		return "the same EUI-64 " + hex(a.eui64);
+	if (!a.empty() && a == b)
+		return "the same identity (" + a.describe() + ")";
+	return "";
+}
+
 std::string name_problem(std::string_view name)
 {
 	if (name.empty())
@@ -368,6 +381,14 @@ std::string validate(const Label &l)
 		    l.members[i].subsys_nqn.find('\0') != std::string::npos)
 			return fmt::format("member {}: subsystem NQN longer than {} characters", i,
 					   kNqnBytes - 1);
+	// A volume striped over one namespace twice overwrites itself.
+	for (std::size_t i = 0; i < l.members.size(); i++)
+		for (std::size_t j = i + 1; j < l.members.size(); j++)
+			if (auto why = same_namespace(l.members[i], l.members[j]); !why.empty())
+				return fmt::format("members {} and {} are two paths to one namespace: "
+						   "{} (member {}: {}; member {}: {}); re-create the volume over "
+						   "distinct namespaces", i, j, why, i,
+						   l.members[i].describe(), j, l.members[j].describe());
 	return "";
 }
 

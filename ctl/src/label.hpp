@@ -59,6 +59,13 @@ struct MemberId {
 	bool empty() const { return *this == MemberId{}; }
 };
 
+// Why @a and @b are one namespace seen twice (two paths to it, native NVMe
+// multipath off), or "" if nothing says so: "the same NGUID ...", "the same
+// UUID ...", "the same EUI-64 ..." (each when not zero), or "the same
+// identity (...)" for equal non-empty identities. Two disks of one
+// namespace show its head's ids (drivers/nvme/host/sysfs.c).
+std::string same_namespace(const MemberId &a, const MemberId &b);
+
 struct Label {
 	std::array<std::uint8_t, 16> volume_uuid{};
 	std::string volume_name;  // the kernel's name rule (FXBLK_NAME_CHARS)

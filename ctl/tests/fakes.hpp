@@ -7,6 +7,7 @@
 
 #include <functional>
 #include <map>
+#include <sys/stat.h>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -172,14 +173,31 @@ private:
 	}
 };
 
+// Block devices (@devs) and other paths (@others: path -> S_IFMT type, a
+// character device, directory, file) as stat(2) sees them; any other path
+// does not exist (ENOENT).
 struct FakeDevices final : BlockDevices {
 	std::map<std::string, BlockDevice> devs;
+	std::map<std::string, unsigned> others;
+	// As SystemBlockDevices::probe: the shared check first.
 	BlockDevice probe(const std::string &path) override
 	{
-		auto it = devs.find(path);
-		if (it == devs.end())
-			throw Error(path + " is not a block device", errno_error(ENOTBLK));
-		return it->second;
+		require_block_device(*this, path);
+		return devs.at(path);
+	}
+	PathStat stat(const std::string &path) override
+	{
+		PathStat ps;
+		if (auto it = devs.find(path); it != devs.end()) {
+			ps.type = S_IFBLK;
+			ps.major = it->second.major;
+			ps.minor = it->second.minor;
+		} else if (auto o = others.find(path); o != others.end()) {
+			ps.type = o->second;
+		} else {
+			ps.error = ENOENT;
+		}
+		return ps;
 	}
 	// A 1 GiB NVMe namespace, minor @minor.
 	void add(const std::string &path, std::uint32_t minor,
@@ -241,12 +259,25 @@ struct FakeMemberIO final : MemberIO {
 		wipes.push_back(path);
 		written.erase(path);
 	}
+	// What label::identity_of reads from sysfs. The kernel shows the
+	// namespace head's ids on every disk of a namespace, and the NGUID as
+	// "uuid" when the namespace has no UUID (torvalds/linux
+	// drivers/nvme/host/sysfs.c, v6.12: nguid_show, uuid_show, eui_show
+	// read dev_to_ns_head(dev)->ids). Default: each name its own
+	// namespace (its own subsystem, NGUID from the name), as the lab's
+	// nvmet gives; @ids overrides, e.g. two paths to one namespace.
+	std::map<std::string, label::MemberId> ids;
 	label::MemberId identity(const std::string &name) override
 	{
+		if (auto it = ids.find(name); it != ids.end())
+			return it->second;
 		label::MemberId id;
 		id.subsys_nqn = "nqn.2026-12.org.example:" + name;
 		id.nsid = 1;
-		id.nguid[15] = static_cast<std::uint8_t>(name.size());
+		for (std::size_t i = 0; i < name.size() && i < id.nguid.size(); i++)
+			id.nguid[id.nguid.size() - 1 - i] =
+				static_cast<std::uint8_t>(name[name.size() - 1 - i]);
+		id.uuid = id.nguid;
 		return id;
 	}
 	std::array<std::uint8_t, 16> new_uuid() override

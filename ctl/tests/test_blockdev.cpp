@@ -7,6 +7,7 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <sys/stat.h>
 #include <unistd.h>
 
 using namespace fxctl;
@@ -140,10 +141,18 @@ TEST_CASE("missing or garbled sysfs entries are errors naming the device")
 TEST_CASE("probe refuses paths that are not block devices")
 {
 	SystemBlockDevices devs;
-	CHECK_THROWS_WITH_AS(devs.probe("/dev/null"), "/dev/null is not a block device", Error);
-	CHECK_THROWS_WITH_AS(devs.probe("/"), "/ is not a block device", Error);
+	CHECK_THROWS_WITH_AS(devs.probe("/dev/null"),
+			     "/dev/null is not a block device (it is a character device); give a "
+			     "block device, e.g. /dev/nvme0n1", Error);
+	CHECK_THROWS_WITH_AS(devs.probe("/"), doctest::Contains("/ is not a block device (it is a "
+								 "directory)"), Error);
 	CHECK_THROWS_WITH_AS(devs.probe("/nonexistent/nvme9n9"),
-			     doctest::Contains("cannot access /nonexistent/nvme9n9"), Error);
+			     "cannot access /nonexistent/nvme9n9: No such file or directory; check "
+			     "the device path", Error);
+	// the real stat(2) the shared check reads (the fakes mirror it)
+	CHECK(devs.stat("/dev/null").type == S_IFCHR);
+	CHECK(devs.stat("/").type == S_IFDIR);
+	CHECK(devs.stat("/nonexistent/nvme9n9").error == ENOENT);
 }
 
 // NVMe-oF paths of a member, laid out as the kernel does: a controller under

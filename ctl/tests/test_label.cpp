@@ -266,6 +266,59 @@ TEST_CASE("encode refuses what decode would refuse")
 	CHECK(validate(sample()).empty());
 }
 
+TEST_CASE("two paths to one namespace: equal NGUID, UUID, EUI-64 or identity refused")
+{
+	// Without native NVMe multipath, each controller of a subsystem gives
+	// its own disk of a shared namespace, and every one shows the same
+	// ids: the sysfs attributes read the namespace head's
+	// (torvalds/linux drivers/nvme/host/sysfs.c, nguid_show/uuid_show/
+	// eui_show: dev_to_ns_head(dev)->ids).
+	auto no_ids = [](MemberId m) {
+		m.nguid = {};
+		m.uuid = {};
+		m.eui64 = {};
+		return m;
+	};
+	struct Case {
+		const char *what;
+		std::function<void(Label &)> same;  // member 3 made member 1's
+		const char *reason;
+	};
+	std::vector<Case> cases = {
+		{"nguid", [](Label &l) { l.members[3].nguid = l.members[1].nguid; },
+		 "the same NGUID 11121314"},
+		{"uuid", [](Label &l) { l.members[3].uuid = l.members[1].uuid; },
+		 "the same UUID 81828384-"},
+		{"eui64", [](Label &l) { l.members[3].eui64 = l.members[1].eui64; },
+		 "the same EUI-64 e1e2e3e4"},
+		{"identity", [&](Label &l) { l.members[1] = l.members[3] = no_ids(member(1)); },
+		 "the same identity (nsid 2 of nqn.2026-12.org.example:fxlab1)"},
+	};
+	for (const auto &c : cases) {
+		Label l = sample();
+		c.same(l);
+		std::string why = validate(l);
+		INFO(c.what, ": ", why);
+		CHECK(contains(why, "members 1 and 3"));
+		CHECK(contains(why, c.reason));
+		CHECK(contains(why, "two paths to one namespace"));
+		CHECK_THROWS_AS(encode(l), std::invalid_argument);
+	}
+	// decode refuses such a label on disk: member 1's entry copied to 3
+	auto b = encode(sample());
+	std::size_t e3 = 512 + 272 * 3, e1 = 512 + 272;
+	std::copy(b.begin() + e1, b.begin() + e1 + 272, b.begin() + e3);
+	reseal(b);
+	CHECK(contains(refusal(b), "members 1 and 3"));
+	// Zero designators and empty identities are no evidence (non-NVMe
+	// members, namespaces without NGUID/EUI-64): several may be equal.
+	Label l = sample();
+	l.members[0] = l.members[2] = MemberId{};
+	l.members[1].eui64 = {};
+	l.members[3].eui64 = {};
+	CHECK(validate(l).empty());
+}
+
 TEST_CASE("name rule (uapi FXBLK_NAME_CHARS)")
 {
 	CHECK(name_problem("data").empty());

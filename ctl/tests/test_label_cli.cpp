@@ -4,6 +4,7 @@
 
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
+#include <sys/stat.h>
 
 using namespace fxtest;
 
@@ -182,6 +183,53 @@ TEST_CASE("create wipes the labels it wrote when CREATE or a write fails")
 	CHECK(m.members.writes.empty());
 }
 
+TEST_CASE("create refuses two paths to one namespace, even with --force")
+{
+	// Native multipath off: nvme0n1 and nvme2n1 are two controllers'
+	// disks of one namespace, so they show one identity (fakes.hpp).
+	Harness h;
+	label::MemberId ns = h.members.identity("nvme0n1");
+	h.members.ids["nvme2n1"] = ns;
+	for (bool force : {false, true}) {
+		CHECK(h.run(create_args(force ? std::vector<std::string>{"--force"}
+					      : std::vector<std::string>{})) == 1);
+		INFO(h.err.str());
+		CHECK(has(h.err.str(), "fxctl: /dev/nvme0n1 and /dev/nvme2n1 are two paths to one "
+				       "namespace: the same NGUID 000000000000000000"));
+		CHECK(has(h.err.str(), "(nsid 1 of nqn.2026-12.org.example:nvme0n1"));
+		CHECK(has(h.err.str(), "nothing was written"));
+		CHECK(has(h.err.str(), "nvme_core.multipath=Y"));
+		CHECK(h.members.writes.empty());
+		CHECK(h.members.erased.empty());
+		CHECK(h.state.creates.empty());
+	}
+	// Each designator alone is evidence, when not zero; the same
+	// NQN and NSID without any designator too.
+	auto only = [&](auto set) {
+		h.members.ids.clear();
+		label::MemberId a = h.members.identity("nvme1n1"), b = h.members.identity("nvme3n1");
+		a.nguid = b.nguid = {};
+		a.uuid = b.uuid = {};
+		set(a, b);
+		h.members.ids = {{"nvme1n1", a}, {"nvme3n1", b}};
+		return h.run(create_args({"--force"}));
+	};
+	CHECK(only([](auto &a, auto &b) { a.uuid[3] = b.uuid[3] = 9; }) == 1);
+	CHECK(has(h.err.str(), "/dev/nvme1n1 and /dev/nvme3n1 are two paths to one namespace: "
+			       "the same UUID 00000009-"));
+	CHECK(only([](auto &a, auto &b) { a.eui64[0] = b.eui64[0] = 0xee; }) == 1);
+	CHECK(has(h.err.str(), "the same EUI-64 ee00000000000000"));
+	CHECK(only([](auto &a, auto &b) { b = a; }) == 1);
+	CHECK(has(h.err.str(), "the same identity (nsid 1 of nqn.2026-12.org.example:nvme1n1)"));
+	CHECK(h.state.creates.empty());
+	// zero designators are no evidence: two namespaces of two subsystems
+	CHECK(only([](auto &, auto &) {}) == 0);
+	// nor are empty identities (loop, sd: no NVMe attributes)
+	h.members.ids = {{"nvme1n1", {}}, {"nvme3n1", {}}};
+	CHECK(h.run(create_args()) == 0);
+	CHECK(h.state.creates.size() == 2);
+}
+
 TEST_CASE("create warns when member sizes differ by more than 1%")
 {
 	Harness h;
@@ -297,4 +345,57 @@ TEST_CASE("remove wipes the volume's own labels, nothing else")
 	h.members.labels["/dev/nvme3n1"] = labelled(3);  // another volume's
 	REQUIRE(h.run({"remove", "vol1"}) == 0);
 	CHECK(h.members.wipes == std::vector<std::string>{"/dev/nvme0n1", "/dev/nvme1n1"});
+}
+
+TEST_CASE("every command taking a member device gives one message for one mistake")
+{
+	// create, examine and incremental (and examine --export, which udev
+	// runs) share one check: a character device, a directory or a file is
+	// "not a block device", a missing path "cannot access" (issue 23:
+	// examine /dev/null used to answer "Inappropriate ioctl for device").
+	Harness h;
+	h.devices.others["/dev/null"] = S_IFCHR;
+	h.devices.others["/tmp"] = S_IFDIR;
+	h.devices.others["/tmp/image"] = S_IFREG;
+	struct Mistake {
+		std::string path;
+		int rc;
+		std::string msg;
+	};
+	std::vector<Mistake> mistakes = {
+		{"/dev/null", 1,
+		 "fxctl: /dev/null is not a block device (it is a character device); give a "
+		 "block device, e.g. /dev/nvme0n1\n"},
+		{"/tmp", 1,
+		 "fxctl: /tmp is not a block device (it is a directory); give a block device, "
+		 "e.g. /dev/nvme0n1\n"},
+		{"/tmp/image", 1,
+		 "fxctl: /tmp/image is not a block device (it is a regular file); give a block "
+		 "device, e.g. /dev/nvme0n1\n"},
+		{"/dev/nvme9n1", 3,
+		 "fxctl: cannot access /dev/nvme9n1: No such file or directory; check the device "
+		 "path\n"},
+	};
+	for (const auto &m : mistakes) {
+		std::vector<std::vector<std::string>> commands = {
+			{"create", "vol1", "/dev/nvme0n1", m.path},
+			{"create", "--force", "vol1", m.path},
+			{"examine", m.path},
+			{"examine", "--export", m.path},
+			{"incremental", m.path},
+		};
+		for (const auto &args : commands) {
+			INFO(args.front(), " ", args.back());
+			CHECK(h.run(args) == m.rc);
+			CHECK(h.err.str() == m.msg);
+			CHECK(h.out.str().empty());
+		}
+	}
+	CHECK(h.members.writes.empty());
+	CHECK(h.state.creates.empty());
+	// the same in JSON: an error object naming the path
+	CHECK(h.run({"-o", "json", "examine", "/dev/null"}) == 1);
+	auto j = nlohmann::json::parse(h.out.str());
+	CHECK(j.at("error").at("message").get<std::string>().find(
+		      "/dev/null is not a block device") == 0);
 }
