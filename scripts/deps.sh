@@ -48,7 +48,7 @@ PKGS=(
 	# (scripts/fetch-arm64-lab.sh, tests/lab/run --arch arm64)
 	g++-aarch64-linux-gnu mmdebstrap qemu-system-arm
 	# packages (make packages / tests/packages.sh): .deb with dh-dkms, lintian, .rpm
-	debhelper dh-dkms lintian rpm fakeroot
+	debhelper dh-dkms lintian rpm fakeroot curl
 	# perf, copied into the lab VM for profiling (tests/lab/mkbase.sh)
 	linux-perf
 )
@@ -107,4 +107,8 @@ bash "$TOP/scripts/fetch-foreign-headers.sh"
 # arm64 lab kernel (same release as the arm64 headers) and the arm64 tree:
 # sysroot of the fxctl cross build, userspace of the arm64 lab VM
 bash "$TOP/scripts/fetch-arm64-lab.sh"
+# tests/packages.sh: the clean bookworm chroot the .debs are built in (only
+# the declared Build-Depends installed, per run, in an overlay) and Ubuntu
+# 22.04's cmake 3.22.1 (the CMake minimum)
+bash "$TOP/scripts/fetch-build-chroot.sh"
 log "done"

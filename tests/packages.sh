@@ -5,19 +5,34 @@
 #   0. make install DESTDIR=scratch PREFIX=/usr (scripts/install.sh, using the
 #      fxctl make check built in build/ctl) writes the expected files, make
 #      uninstall removes them all (checked after step 4 defines the lists)
-#   2. dpkg-buildpackage -us -uc -b -> fxblk-dkms_V_all.deb, fxctl_V_ARCH.deb
-#   3. lintian: no errors (warnings are printed)
-#   4. dpkg -x of both into a scratch root; the file list equals the expected
-#      one (derived from kmod/, udev/, systemd/ and a fixed list for fxctl)
+#   2. dpkg-buildpackage -us -uc -b in a clean Debian 12 chroot (buildd
+#      variant, cached by make deps: scripts/fetch-build-chroot.sh) into which
+#      only debian/control's Build-Depends are installed, in a throw-away
+#      overlay -> fxblk-dkms_V_all.deb, fxctl, libfxio0, libfxio-dev _V_ARCH.deb
+#  2b. Ubuntu 22.04's cmake 3.22.1 configures the tree (the CMake minimum)
+#   3. lintian: no errors (warnings are printed), no shared-library findings
+#      for libfxio
+#   4. dpkg -x of all into a scratch root; the file lists equal the expected
+#      ones (derived from kmod/, udev/, systemd/ and fixed lists); libfxio's
+#      SONAME, symbol versions and symbols file
+#  4b. in a fresh overlay of the clean chroot: apt installs libfxio0 and
+#      libfxio-dev, a program (tests/pkg/fxio-pkgconfig.c) is built with
+#      pkg-config --cflags --libs fxio and run, purge removes the files
 #   5. dkms add/build of the packaged source against the lab's 6.12 headers
 #      (tests/dkms.sh with FXBLK_DKMS_ROOT)
-#   6. in a scratch dpkg root (a busybox chroot with a dkms stub that records
-#      its calls): install a previous version (fxblk-dkms built from this
-#      source as VERSION~prev, fxctl repacked with that version), upgrade to
-#      V, purge: the maintainer scripts call dkms add/remove for the right
-#      versions and nothing is left behind
+#   6. in a scratch dpkg root (a busybox chroot with a dkms stub and fake
+#      systemctl, deb-systemd-invoke, deb-systemd-helper that record their
+#      calls, /run/systemd/system present): install a previous version
+#      (fxblk-dkms built from this source as VERSION~prev, fxctl repacked
+#      with that version), enable and start fxblk-connect.service, upgrade to
+#      V (the unit must not be stopped or restarted: its ExecStop tears down
+#      the storage), remove (the unit is stopped), purge: the maintainer
+#      scripts call dkms add/remove for the right versions and nothing is
+#      left behind
 #   7. rpmbuild -bs and -bb (--nodeps: the spec names openEuler packages) of
-#      packaging/rpm/fxblk.spec; file lists of both rpms checked
+#      packaging/rpm/fxblk.spec; file lists of the rpms checked
+#  7b. fxctl's %post/%preun/%postun (rpmspec -P) run as rpm runs them on
+#      install, upgrade and erase, with the fake systemctl: same checks as 6
 #   8. the fxblk-dkms .deb installed with dpkg in the lab's 7.3 and 7.2
 #      chroots, whose own dkms (Debian 13 / unstable) builds, signs and installs
 #      fxblk.ko for their kernel from the postinst; purge leaves nothing
@@ -27,6 +42,8 @@
 # check short; lintian then notes missing fortify functions).
 set -euo pipefail
 TOP=$(cd "$(dirname "$(readlink -f "$0")")/.." && pwd)
+# shellcheck source=scripts/build-chroot.sh
+. "$TOP/scripts/build-chroot.sh"
 CACHE=${FXBLK_CACHE:-/var/cache/fxblk}
 P=$TOP/build/pkg
 VER=$(head -n1 "$TOP/VERSION")
@@ -74,17 +91,42 @@ stage() {	# stage DIR
 SRC=$P/src/fxblk-$VER
 stage "$SRC"
 
-step "2. dpkg-buildpackage -b"
+step "2. dpkg-buildpackage -b in a clean bookworm chroot with only the declared Build-Depends"
+# The chroot (scripts/fetch-build-chroot.sh, make deps) is debootstrap's
+# buildd variant: build-essential and apt, nothing else. In a throw-away
+# overlay over it, apt-get build-dep installs exactly debian/control's
+# Build-Depends (and what they depend on), dpkg-checkbuilddeps confirms them,
+# and dpkg-buildpackage builds all four packages: a dependency CMake needs
+# but debian/control does not declare fails here, as on a buildd.
 opts="nocheck parallel=$JOBS"
 [ "${FXBLK_PKG_OPT:-0}" = 1 ] || opts+=" noopt"
-(cd "$SRC" && DEB_BUILD_OPTIONS=$opts dpkg-buildpackage -us -uc -b) > "$P/deb-build.log" 2>&1 ||
-	{ tail -n 40 "$P/deb-build.log"; die "dpkg-buildpackage failed (log: $P/deb-build.log)"; }
+build_chroot_run "$P/src" -- env DEBIAN_FRONTEND=noninteractive DEB_BUILD_OPTIONS="$opts" \
+	sh -exc "apt-get build-dep -q -y /src/fxblk-$VER
+		cd /src/fxblk-$VER
+		dpkg-checkbuilddeps
+		dpkg-buildpackage -us -uc -b" > "$P/deb-build.log" 2>&1 ||
+	{ tail -n 40 "$P/deb-build.log"; die "dpkg-buildpackage in the clean chroot failed (log: $P/deb-build.log)"; }
+grep -E '^(The following NEW packages|[0-9]+ upgraded, [0-9]+ newly installed)' "$P/deb-build.log" || true
 DKMS_DEB=$P/src/fxblk-dkms_${VER}_all.deb
 CTL_DEB=$P/src/fxctl_${VER}_${ARCH}.deb
+LIB_DEB=$P/src/libfxio0_${VER}_${ARCH}.deb
+DEV_DEB=$P/src/libfxio-dev_${VER}_${ARCH}.deb
 CHANGES=$P/src/fxblk_${VER}_${ARCH}.changes
-for f in "$DKMS_DEB" "$CTL_DEB" "$CHANGES"; do [ -f "$f" ] || die "no $f"; done
-cp "$DKMS_DEB" "$CTL_DEB" "$P/out/"
+for f in "$DKMS_DEB" "$CTL_DEB" "$LIB_DEB" "$DEV_DEB" "$CHANGES"; do [ -f "$f" ] || die "no $f"; done
+cp "$DKMS_DEB" "$CTL_DEB" "$LIB_DEB" "$DEV_DEB" "$P/out/"
 ls -l "$P/out"
+
+step "2b. CMake minimum: Ubuntu 22.04's cmake 3.22.1 configures the tree"
+# cmake and cmake-data 3.22.1-1ubuntu1 from Ubuntu 22.04 (jammy), unpacked
+# by scripts/fetch-build-chroot.sh; configure and generate only (a CMake
+# feature newer than 3.22, or a minimum above it, fails here).
+C322=$CACHE/cmake-3.22.1/usr/bin/cmake
+[ -x "$C322" ] || die "no $C322: run make deps (scripts/fetch-build-chroot.sh)"
+"$C322" --version | head -n1
+"$C322" -S "$SRC" -B "$P/cmake-3.22" -DFXBLK_TESTS=ON > "$P/cmake-3.22.log" 2>&1 ||
+	{ cat "$P/cmake-3.22.log"; die "cmake 3.22.1 cannot configure the tree"; }
+! grep -B2 -A6 'CMake Warning\|CMake Deprecation' "$P/cmake-3.22.log" || die "cmake 3.22.1 warns (above)"
+echo "cmake 3.22.1: configured and generated"
 
 step "3. lintian"
 # root runs lintian fine here; its note about that is not a finding
@@ -92,6 +134,14 @@ lintian --fail-on error --tag-display-limit 0 "$CHANGES" > "$P/lintian.log" 2>&1
 grep -v 'running with root privileges' "$P/lintian.log" || true
 [ "${lrc:-0}" = 0 ] || die "lintian reports errors"
 echo "lintian: $(grep -c '^E:' "$P/lintian.log" || true) errors, $(grep -c '^W:' "$P/lintian.log" || true) warnings"
+# lintian's shared-library checks (SONAME against the package name, the
+# symbols and shlibs control files, ldconfig trigger, the -dev link) report
+# as warnings or errors; none of them may fire for libfxio.
+libtags='package-name-doesnt-match-sonames|no-symbols-control-file|shared-library-lacks-version|'
+libtags+='lacks-ldconfig-trigger|missing-dependency-on-libc|symbols-file|shlibs|soname|'
+libtags+='dev-pkg-without-shlib-symlink|non-dev-pkg-with-shlib-symlink|link-to-shared-library-in-wrong-package'
+! grep -E "^[EW]: libfxio[^:]*: ($libtags)" "$P/lintian.log" || die "lintian: shared-library findings for libfxio (above)"
+echo "lintian: no shared-library findings for libfxio0 / libfxio-dev"
 
 step "4. file lists"
 X=$P/x
@@ -137,22 +187,74 @@ if [ -n "${DEFER_INSTALL_CHECK:-}" ]; then
 fi
 compare fxblk-dkms "$(expect_dkms)" "$(listing "$X/dkms")"
 compare fxctl "$(expect_ctl)" "$(listing "$X/ctl")"
+mkdir -p "$X/lib" "$X/dev"
+dpkg -x "$LIB_DEB" "$X/lib"
+dpkg -x "$DEV_DEB" "$X/dev"
+MA=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
+expect_lib() {	# expect_lib LIBDIR
+	printf '%s\n' "$1/libfxio.so.0" "$1/libfxio.so.0.1.0" \
+		/usr/share/doc/libfxio0/changelog.gz /usr/share/doc/libfxio0/copyright
+}
+expect_dev() {	# expect_dev LIBDIR
+	printf '%s\n' /usr/include/fxio.h "$1/libfxio.so" "$1/pkgconfig/fxio.pc" \
+		/usr/share/doc/libfxio-dev/changelog.gz /usr/share/doc/libfxio-dev/copyright
+}
+compare libfxio0 "$(expect_lib "/usr/lib/$MA")" "$(listing "$X/lib")"
+compare libfxio-dev "$(expect_dev "/usr/lib/$MA")" "$(listing "$X/dev")"
+# The library's ELF interface: SONAME libfxio.so.0, every exported symbol
+# versioned FXIO_0 (ctl/fxio/fxio.map), and exactly the symbols that
+# debian/libfxio0.symbols (shipped as the package's symbols file) lists.
+SO=$X/lib/usr/lib/$MA/libfxio.so.0.1.0
+soname=$(readelf -d "$SO" | sed -n 's/.*Library soname: \[\(.*\)\]/\1/p')
+[ "$soname" = libfxio.so.0 ] || die "libfxio.so.0.1.0: SONAME '$soname', not libfxio.so.0"
+[ "$(readlink "$X/lib/usr/lib/$MA/libfxio.so.0")" = libfxio.so.0.1.0 ] || die "libfxio.so.0 does not point at libfxio.so.0.1.0"
+[ "$(readlink "$X/dev/usr/lib/$MA/libfxio.so")" = libfxio.so.0 ] || die "libfxio.so (dev) does not point at libfxio.so.0"
+exported=$(objdump -T "$SO" | awk '/^[0-9a-f]+ / && !/[*]UND[*]/ {print $(NF-1), $NF}' | LC_ALL=C sort)
+unversioned=$(grep -v '^FXIO_0 ' <<< "$exported" || true)
+[ -z "$unversioned" ] || { echo "$unversioned"; die "libfxio exports symbols outside version FXIO_0 (above)"; }
+grep -v '^FXIO_0 fxio_\|^FXIO_0 FXIO_0$' <<< "$exported" && die "libfxio exports symbols that are not fxio_* (above)"
+dpkg-deb --ctrl-tarfile "$LIB_DEB" | tar -tf - | grep -qx './symbols' || die "libfxio0 has no symbols control file"
+pkgsyms=$(dpkg-deb --ctrl-tarfile "$LIB_DEB" | tar -xOf - ./symbols | awk '/^ / {print $1}' | LC_ALL=C sort)
+compare libfxio0-symbols "$(awk '{print $2 "@" $1}' <<< "$exported")" "$pkgsyms"
+dpkg-deb --ctrl-tarfile "$LIB_DEB" | tar -xOf - ./shlibs | grep -qx "libfxio 0 libfxio0 (>= $VER)" ||
+	die "libfxio0's shlibs is not 'libfxio 0 libfxio0 (>= $VER)'"
+echo "libfxio.so.0.1.0: SONAME $soname, $(wc -l <<< "$exported") symbols at FXIO_0, as in the symbols file"
 grep -qx "PACKAGE_VERSION=\"$VER\"" "$X/dkms/usr/src/fxblk-$VER/dkms.conf" ||
 	die "packaged dkms.conf does not say PACKAGE_VERSION=\"$VER\""
 cmp -s "$X/ctl/usr/share/bash-completion/completions/fxctl" \
 	<("$X/ctl/usr/sbin/fxctl" --completion bash) || die "packaged completion is not fxctl's"
-for d in "fxctl libnl-genl" "fxblk-dkms dkms"; do	# package, a dependency it must have
-	dep=$(dpkg-deb -f "$P/out/${d% *}_${VER}_"*.deb Depends)
-	echo "${d% *} Depends: $dep"
-	grep -q "${d#* }" <<< "$dep" || die "${d% *}: no ${d#* } in Depends"
+for d in "fxctl|libnl-genl" "fxblk-dkms|dkms" "libfxio0|libstdc++6" "libfxio-dev|libfxio0 (= $VER)"; do	# package|a dependency it must have
+	dep=$(dpkg-deb -f "$P/out/${d%%|*}_${VER}_"*.deb Depends)
+	echo "${d%%|*} Depends: $dep"
+	grep -qF "${d#*|}" <<< "$dep" || die "${d%%|*}: no ${d#*|} in Depends"
 done
+
+step "4b. a program built against the installed libfxio-dev with pkg-config"
+# A fresh overlay over the clean chroot (nothing of the build): apt installs
+# the two .debs (and their Depends) and pkg-config; the program of
+# tests/pkg/fxio-pkgconfig.c is compiled with `pkg-config --cflags --libs
+# fxio` and run against a file; then the packages are purged.
+cp "$TOP/tests/pkg/fxio-pkgconfig.c" "$P/src/"
+build_chroot_run "$P/src" -- env DEBIAN_FRONTEND=noninteractive sh -exc "
+	apt-get install -q -y /src/$(basename "$LIB_DEB") /src/$(basename "$DEV_DEB") pkg-config
+	pkg-config --modversion fxio
+	cc -Wall -Wextra -Werror -o /tmp/fxio-pkgconfig /src/fxio-pkgconfig.c \$(pkg-config --cflags --libs fxio)
+	ldd /tmp/fxio-pkgconfig | grep libfxio.so.0
+	truncate -s 1M /src/fxio-test.img
+	/tmp/fxio-pkgconfig /src/fxio-test.img
+	apt-get purge -q -y libfxio-dev libfxio0
+	! ls /usr/lib/$MA/libfxio* /usr/include/fxio.h" > "$P/fxio-dev.log" 2>&1 ||
+	{ cat "$P/fxio-dev.log"; die "building or running a program against the installed libfxio-dev failed"; }
+rm -f "$P/src/fxio-test.img"
+grep -E '^(libfxio [0-9]|[0-9]+\.[0-9]+\.[0-9]+$|.*libfxio.so.0 =>)' "$P/fxio-dev.log"
+grep -q '^libfxio 0\.1: wrote and read back' "$P/fxio-dev.log" || die "the pkg-config program did not report its I/O"
 
 step "5. dkms add/build of the packaged source (6.12 headers)"
 # shellcheck source=/dev/null
 . "$CACHE/kernels.env"
 FXBLK_DKMS_ROOT=$X/dkms bash "$TOP/tests/dkms.sh" "$FXBLK_KVER_6_12"
 
-step "6. install $PREV, upgrade to $VER, purge (scratch dpkg root)"
+step "6. install $PREV, upgrade to $VER, remove, purge (scratch dpkg root, recording systemctl)"
 # previous version: fxblk-dkms built from this source with VERSION=$PREV
 # (arch all, dpkg-buildpackage -A compiles nothing); fxctl repacked.
 PSRC=$P/prev/fxblk-$PREV
@@ -171,9 +273,22 @@ dpkg-deb --root-owner-group -b "$P/repack" "$PREV_CTL" > /dev/null
 
 R=$P/root
 mkdir -p "$R"/{bin,sbin,usr/bin,usr/sbin,usr/lib/dkms,etc,tmp,var/log,var/lib/dkms} \
-	"$R"/var/lib/dpkg/{info,updates,triggers}
+	"$R"/var/lib/dpkg/{info,updates,triggers} "$R/var/lib/fake-systemd"
 : > "$R/var/lib/dpkg/status"
 : > "$R/var/log/dkms-calls"
+# A running systemd as the maintainer scripts see it: /run/systemd/system
+# exists (the debhelper snippets act only then), and systemctl,
+# deb-systemd-invoke and deb-systemd-helper are fakes that record every call
+# and keep the unit's enabled/active state (tests/pkg/, each mirrors its
+# real counterpart). fxblk-connect.service's ExecStop stops idle volumes and
+# disconnects controllers, so any stop of it is a storage teardown.
+mkdir -p "$R/run/systemd/system"
+cp "$TOP"/tests/pkg/{systemctl,deb-systemd-invoke,deb-systemd-helper} "$R/usr/bin/"
+: > "$R/var/lib/fake-systemd/calls"
+UNIT=fxblk-connect.service
+SD=$R/var/lib/fake-systemd
+calls_since() { tail -n +"$(($1 + 1))" "$SD/calls"; }
+ncalls() { wc -l < "$SD/calls"; }
 mkdir -p "$R/dev" && mknod -m 666 "$R/dev/null" c 1 3
 cp "$(command -v busybox)" "$R/bin/busybox"
 chroot "$R" /bin/busybox --install -s
@@ -203,9 +318,27 @@ echo "+ dpkg -i $PREV"
 "${D[@]}" -i "$PREV_DKMS" "$PREV_CTL"
 [ -d "$R/usr/src/fxblk-$PREV" ] || die "no /usr/src/fxblk-$PREV after installing $PREV"
 grep -q "^dkms add -m fxblk -v $PREV" "$R/var/log/dkms-calls" || die "postinst did not dkms add $PREV"
-echo "+ dpkg -i $VER (upgrade)"
-"${D[@]}" -i "$DKMS_DEB" "$CTL_DEB"
+# a fresh install neither enables nor starts the unit (it needs the site's
+# /etc/nvme/config.json first)
+[ ! -e "$SD/$UNIT.enabled" ] && [ ! -e "$SD/$UNIT.active" ] ||
+	{ cat "$SD/calls"; die "installing fxctl enabled or started $UNIT"; }
+echo "install: $UNIT neither enabled nor started"
+# the admin configures it: enabled and running (volumes assembled, controllers connected)
+chroot "$R" /usr/bin/systemctl enable --now "$UNIT"
+mark=$(ncalls)
+echo "+ dpkg -i $VER (upgrade, $UNIT enabled and active)"
+"${D[@]}" -i "$DKMS_DEB" "$CTL_DEB" "$LIB_DEB" "$DEV_DEB"
 cat "$R/var/log/dkms-calls"
+echo "systemd calls during the upgrade:"
+calls_since "$mark" | sed 's/^/  /'
+# C2: the upgrade must not stop or restart the unit (its ExecStop tears the
+# storage down), and it stays active
+! calls_since "$mark" | grep -E "^EXECSTOP $UNIT|(stop|restart|try-restart|disable --now) .*$UNIT" ||
+	die "the upgrade stopped or restarted $UNIT (above): its ExecStop tears down volumes and controllers"
+[ -e "$SD/$UNIT.active" ] || die "$UNIT is not active after the upgrade"
+[ -e "$SD/$UNIT.enabled" ] || die "$UNIT is not enabled after the upgrade"
+calls_since "$mark" | grep -q '^systemctl --system daemon-reload' || die "the upgrade did not daemon-reload the new unit file"
+echo "upgrade: $UNIT neither stopped nor restarted, still enabled and active, unit files reloaded"
 grep -q "^dkms remove -m fxblk -v $PREV --all" "$R/var/log/dkms-calls" ||
 	die "upgrade did not dkms remove $PREV"
 grep -q "^dkms add -m fxblk -v $VER" "$R/var/log/dkms-calls" || die "upgrade did not dkms add $VER"
@@ -213,14 +346,27 @@ grep -q "^dkms add -m fxblk -v $VER" "$R/var/log/dkms-calls" || die "upgrade did
 [ -x "$R/usr/sbin/fxctl" ] || die "no /usr/sbin/fxctl after the upgrade"
 [ -d "$R/var/lib/dkms/fxblk/$VER" ] || die "$VER not added to dkms after the upgrade"
 "${D[@]}" -s fxblk-dkms fxctl | grep -E '^(Package|Status|Version):'
-echo "+ dpkg --purge"
-"${D[@]}" --purge fxctl fxblk-dkms
-grep -q "^dkms remove -m fxblk -v $VER --all" "$R/var/log/dkms-calls" || die "purge did not dkms remove $VER"
+dpkg_all() {	# dpkg_all ACTION: dpkg ACTION of the four packages, showing its systemd calls
+	mark=$(ncalls)
+	echo "+ dpkg $1"
+	"${D[@]}" "$1" libfxio-dev libfxio0 fxctl fxblk-dkms
+	calls_since "$mark" | sed 's/^/  /'
+}
+dpkg_all --remove
+# removal stops the unit while its fxctl is still there (prerm): a clean stop
+calls_since "$mark" | grep -q "^EXECSTOP $UNIT" || die "removing fxctl did not stop $UNIT"
+[ ! -e "$SD/$UNIT.active" ] || die "$UNIT still active after fxctl was removed"
+grep -q "^dkms remove -m fxblk -v $VER --all" "$R/var/log/dkms-calls" || die "remove did not dkms remove $VER"
+echo "remove: $UNIT stopped in prerm, fxblk/$VER removed from dkms"
+dpkg_all --purge
+calls_since "$mark" | grep -q "^deb-systemd-helper purge .*$UNIT" || die "purge did not deb-systemd-helper purge $UNIT"
+[ ! -e "$SD/$UNIT.enabled" ] || die "$UNIT still enabled after purge"
 after=$(listing "$R")
 # dpkg's own database files come and go; the packages' entries must not stay
 left=$(comm -3 <(echo "$before") <(echo "$after") | grep -v '^[[:space:]]*/var/lib/dpkg/' || true)
-left+=$(cd "$R/var/lib/dpkg/info" && ls | grep -E '^(fxctl|fxblk-dkms)\.' || true)
-left+=$(grep -E '^Package: (fxctl|fxblk-dkms)$' "$R/var/lib/dpkg/status" || true)
+left=$(grep -v "^[[:space:]]*/var/lib/fake-systemd/calls$" <<< "$left" || true)
+left+=$(cd "$R/var/lib/dpkg/info" && ls | grep -E '^(fxctl|fxblk-dkms|libfxio0|libfxio-dev)[.:]' || true)
+left+=$(grep -E '^Package: (fxctl|fxblk-dkms|libfxio0|libfxio-dev)$' "$R/var/lib/dpkg/status" || true)
 [ -z "$left" ] || { echo "$left"; die "files left behind after purge (above)"; }
 [ ! -e "$R/var/lib/dkms/fxblk" ] || die "dkms still has fxblk after purge"
 echo "purge: nothing left behind ($(wc -l <<< "$after") files in the scratch root, as before install)"
@@ -232,8 +378,10 @@ step "8. fxblk-dkms with the real dkms, in the 7.3 and 7.2 chroots"
 # dkms adds, builds (and signs, generating a MOK key if there is none) and
 # installs fxblk.ko for the chroot's kernel; purge must remove all of it.
 # Only the suite's MOK key pair in /var/lib/dkms stays (dkms's, not ours).
+# ./work: scripts/chroot-run.sh creates the mount points of its --bind
+# directories (other worktrees' module builds) in the same chroots at any time
 chroot_listing() {
-	(cd "$1" && find . -xdev \( -path ./proc -o -path ./dev -o -path ./tmp -o -path ./var/lib/dpkg \
+	(cd "$1" && find . -xdev \( -path ./proc -o -path ./dev -o -path ./tmp -o -path ./work -o -path ./var/lib/dpkg \
 		-o -path ./var/log -o -path ./var/cache -o -path ./var/lib/dkms/mok.key \
 		-o -path ./var/lib/dkms/mok.pub \) -prune -o -print | LC_ALL=C sort)
 }
@@ -299,12 +447,57 @@ rpmlist() {
 compare rpm-fxblk-dkms "$(expect_dkms | grep -v '^/usr/share/doc/')" "$(rpmlist "$RDKMS")"
 if [ "$FULL" = 1 ]; then
 	RCTL=$(ls "$T"/RPMS/*/fxctl-"$VER"-1*.rpm)
-	cp "$RCTL" "$P/out/"
+	RLIB=$(ls "$T"/RPMS/*/libfxio-"$VER"-1*.rpm)
+	RDEV=$(ls "$T"/RPMS/*/libfxio-devel-"$VER"-1*.rpm)
+	cp "$RCTL" "$RLIB" "$RDEV" "$P/out/"
 	# man page: .gz where brp-compress works (not with Debian's dash)
 	compare rpm-fxctl "$(expect_ctl | grep -v '^/usr/share/doc/' | sed 's|^/lib/|/usr/lib/|; s|\.gz$||')" \
 		"$(rpmlist "$RCTL" | sed 's|\.gz$||')"
+	RLIBDIR=$(rpm --eval '%{_libdir}')
+	compare rpm-libfxio "$(expect_lib "$RLIBDIR" | grep -v '^/usr/share/doc/')" "$(rpmlist "$RLIB")"
+	compare rpm-libfxio-devel "$(expect_dev "$RLIBDIR" | grep -v '^/usr/share/doc/')" "$(rpmlist "$RDEV")"
+	rpm -qp --provides "$RLIB" | grep -q '^libfxio.so.0(FXIO_0)' || die "libfxio.rpm does not provide libfxio.so.0(FXIO_0)"
+	rpm -qp --requires "$RDEV" | grep -q "^libfxio(x86-64) = $VER" || die "libfxio-devel.rpm does not require libfxio = $VER"
+	rpm -qp --scripts "$RCTL" | grep -q 'systemctl --no-reload disable --now fxblk-connect.service' ||
+		die "fxctl.rpm: no %systemd_preun for fxblk-connect.service"
+	echo "rpm: libfxio provides libfxio.so.0(FXIO_0); fxctl has the systemd scriptlets"
 else
 	echo "SKIP: rpmbuild -bb of fxctl (FXBLK_PKG_FULL=0, the make check default: a second fxctl build; make packages builds it)"
 fi
 rpm -qp --scripts "$RDKMS" | grep -q "dkms add -m fxblk -v $VER" || die "fxblk-dkms.rpm: no dkms add in %post"
+# dkms add/remove may fail harmlessly (already added; a failing %preun would
+# block the erase), a failed build or install must show
+rpm -qp --scripts "$RDKMS" | grep -E 'dkms (build|install).*\|\| *:' &&
+	die "fxblk-dkms.rpm: %post swallows a dkms build/install failure (above)"
+rpm -qp --scripts "$RDKMS" | grep -q 'exit 1' || die "fxblk-dkms.rpm: %post never fails on a dkms build failure"
+
+step "7b. fxctl's rpm scriptlets on install, upgrade and erase (recording systemctl)"
+# The %post/%preun/%postun of fxctl as rpmbuild expands them (rpmspec -P:
+# the same text goes into the rpm), run with rpm's arguments: install
+# %post 1; upgrade: the new %post 2, then the old %preun 1 and %postun 1;
+# erase: %preun 0, %postun 0 (rpm's scriptlet ordering, "Scriptlet
+# arguments" in rpm's docs). systemctl is the fake of step 6.
+rpmspec -P "$TOP/packaging/rpm/fxblk.spec" > "$P/spec.parsed" 2> /dev/null
+scriptlet() {	# scriptlet post|preun|postun: its body for fxctl
+	awk -v h="%$1 -n fxctl" '$0 == h {on = 1; next} on && /^%[a-z]/ {exit} on' "$P/spec.parsed"
+}
+for s in post preun postun; do
+	grep -qx "%$s -n fxctl" "$P/spec.parsed" || die "fxblk.spec: no %$s -n fxctl"
+done
+RS=$P/rpm-systemd
+rm -rf "$RS" && mkdir -p "$RS" && : > "$RS/calls"
+runlet() { FAKE_SYSTEMD_DIR=$RS PATH=$TOP/tests/pkg:$PATH sh -ec "$(scriptlet "$1")" "$1" "$2"; }
+runlet post 1
+[ ! -e "$RS/$UNIT.active" ] || die "rpm install started $UNIT"
+FAKE_SYSTEMD_DIR=$RS "$TOP/tests/pkg/systemctl" enable --now "$UNIT"
+mark=$(wc -l < "$RS/calls")
+runlet post 2; runlet preun 1; runlet postun 1
+tail -n +"$((mark + 1))" "$RS/calls" | sed 's/^/  upgrade: /'
+! tail -n +"$((mark + 1))" "$RS/calls" | grep -E "^EXECSTOP $UNIT|(stop|restart|disable) .*$UNIT" ||
+	die "the rpm upgrade scriptlets stop, restart or disable $UNIT (above)"
+[ -e "$RS/$UNIT.active" ] || die "$UNIT not active after the rpm upgrade scriptlets"
+runlet preun 0; runlet postun 0
+grep -q "^EXECSTOP $UNIT" "$RS/calls" || die "rpm erase did not stop $UNIT"
+[ ! -e "$RS/$UNIT.enabled" ] || die "rpm erase left $UNIT enabled"
+echo "rpm scriptlets: install presets, upgrade leaves $UNIT running, erase stops and disables it"
 echo "packages OK: $(cd "$P/out" && ls | tr '\n' ' ')"
