@@ -22,7 +22,7 @@ SECOND=
 # the second path's controller and port go before the lab's teardown, which
 # knows only port 1
 cleanup() {
-	fxctl remove lab37 >/dev/null 2>&1
+	fxctl remove lab48 >/dev/null 2>&1
 	local c
 	for c in /sys/class/nvme/nvme*; do
 		[[ $(cat "$c/address" 2>/dev/null) == *trsvcid=4421* ]] &&
@@ -63,7 +63,7 @@ A=${M[0]}
 for force in "" --force; do
 	fx_expect_fail --rc 1 \
 		--msg "$A and $SECOND are two paths to one namespace: the same NGUID $NGUID" \
-		fxctl create lab37 $force "$A" "${M[1]}" "$SECOND"
+		fxctl create lab48 $force "$A" "${M[1]}" "$SECOND"
 	expect_match "$FX_OUT" 'nothing was written' "create $force: says nothing was written"
 	expect_match "$FX_OUT" 'nvme_core.multipath=Y' "create $force: names the fix"
 	for m in "${M[0]}" "${M[1]}" "$SECOND"; do
@@ -73,8 +73,8 @@ for force in "" --force; do
 done
 
 # two distinct namespaces are still two members
-fx_run fxctl create lab37 "${M[0]}" "${M[1]}"
-fx_json fxctl -o json show lab37
-expect_eq "$(jqr '.volume.members | length')" 2 "lab37 members"
-fx_run fxctl remove lab37
+fx_run fxctl create lab48 "${M[0]}" "${M[1]}"
+fx_json fxctl -o json show lab48
+expect_eq "$(jqr '.volume.members | length')" 2 "lab48 members"
+fx_run fxctl remove lab48
 pass "two paths to one namespace refused (NGUID $NGUID: ${M[0]}, $SECOND); distinct namespaces accepted"
