@@ -5,18 +5,22 @@
  * and says which (fxio_last_path) and why (fxio_last_reason):
  *
  *   direct  the buffer is registered with the kernel (/dev/fxblk-peer) and
- *           its memory has struct page: O_DIRECT on /dev/fxN straight into
- *           the buffer, zero CPU copies;
+ *           its memory has struct page: FXBLK_PEER_IOC_RW moves the data between
+ *           /dev/fxN and the buffer (O_DIRECT on a disk that is not fxblk),
+ *           zero CPU copies;
  *   staged  device memory the disk cannot DMA into (DMA-address-only, or
- *           no kernel support): O_DIRECT into a pinned NUMA-local bounce
- *           pool, pipelined with the accelerator's copy engine;
+ *           no kernel support): O_DIRECT into a bounce pool (mlocked when
+ *           RLIMIT_MEMLOCK allows, NUMA-preferred), pipelined with the
+ *           accelerator's copy engine;
  *   posix   a host buffer that was never registered: plain O_DIRECT when
  *           buffer, offset and size are aligned, else through the pool.
  *
  * All functions return 0 (or a byte count, or an id) on success and a
  * negative errno on failure. Thread safety: calls on one handle may come
- * from several threads; fxio_last_path/fxio_last_reason are per thread and
- * handle (the last I/O this thread completed on it).
+ * from several threads. fxio_last_path/fxio_last_reason are per handle,
+ * not per thread: the last I/O completed on the handle by any thread,
+ * async workers included (with concurrent I/O, use each fxio_event's path
+ * and reason).
  */
 #ifndef FXIO_H
 #define FXIO_H
