@@ -135,9 +135,14 @@ struct fxblk_volume {
 	unsigned int open_count;
 	bool dying;
 	bool published;			/* found by lookups; fxblk_lock */
-	/* DESTROY runs here, so a killed fxctl never leaves it half done. */
+	/*
+	 * DESTROY of a volume with I/O in flight drains it here, not under
+	 * genetlink's global lock; the DESTROYED event, built when DESTROY
+	 * committed, is sent once the teardown is done (fxblk_main.c).
+	 */
 	struct work_struct teardown_work;
 	struct completion torn_down;
+	struct sk_buff *destroyed_event;
 	struct bio_set split_bs;	/* chunk-boundary splits */
 	struct bio_set clone_bs;	/* bios sent to members, with fxblk_io */
 	struct bio_set acct_bs;		/* accounts a chunk-crossing bio once */
@@ -207,7 +212,7 @@ struct fxblk_volume *fxblk_get_volume(const char *name, int index);
 struct fxblk_volume *fxblk_get_next(int *index);
 int fxblk_create(const struct fxblk_create_req *req,
 		 struct fxblk_volume **volp, struct netlink_ext_ack *extack);
-int fxblk_destroy(struct fxblk_volume *vol, bool force,
+int fxblk_destroy(struct fxblk_volume *vol, bool force, struct sk_buff *event,
 		  struct netlink_ext_ack *extack);
 void fxblk_vol_put(struct fxblk_volume *vol);
 unsigned int fxblk_live_volumes(void);
@@ -249,5 +254,6 @@ int fxblk_nl_init(void);
 void fxblk_nl_exit(void);
 void fxblk_nl_event(struct fxblk_volume *vol, u32 event,
 		    struct fxblk_member *m, int err);
+void fxblk_nl_send(struct sk_buff *event);
 
 #endif /* FXBLK_H */

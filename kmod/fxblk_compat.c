@@ -271,14 +271,37 @@ void fxblk_set_features(struct fxblk_volume *vol)
 }
 #endif
 
+#ifdef FXBLK_HAVE_GENHD_FL_NO_PART
+#define FXBLK_NO_PART	GENHD_FL_NO_PART
+#else
+#define FXBLK_NO_PART	GENHD_FL_NO_PART_SCAN
+#endif
+
+/*
+ * add_disk() reads the partition table: I/O to the members, which waits as
+ * long as nvme queues it (ctrl_loss_tmo), in CREATE, under genetlink's
+ * global lock. So the disk is added without the scan, then marked for one
+ * (GD_NEED_PART_SCAN, which the next open of the whole disk honours) and
+ * announced with a change uevent, on which udev opens it: the scan runs in
+ * the opener's context, as for md (and nbd, also a genetlink driver).
+ * fxctl create opens the disk itself. (loop toggles the flag the same way.)
+ */
 int fxblk_add_disk(struct gendisk *disk, const struct attribute_group **groups)
 {
+	int ret = 0;
+
+	disk->flags |= FXBLK_NO_PART;
 #ifdef FXBLK_HAVE_ADD_DISK_INT
-	return device_add_disk(NULL, disk, groups);
+	ret = device_add_disk(NULL, disk, groups);
 #else
 	device_add_disk(NULL, disk, groups);
-	return 0;
 #endif
+	disk->flags &= ~FXBLK_NO_PART;
+	if (ret)
+		return ret;
+	set_bit(GD_NEED_PART_SCAN, &disk->state);
+	kobject_uevent(&disk_to_dev(disk)->kobj, KOBJ_CHANGE);
+	return 0;
 }
 
 /* Drops the reference from fxblk_alloc_disk(); after del_gendisk() if added. */

@@ -1144,8 +1144,13 @@ int fxblk_dev_setup(struct fxblk_volume *vol, const struct fxblk_create_req *req
 	if (ret)
 		goto out_close;
 	fxblk_volume_flags(vol);
-	ret = percpu_ref_init(&vol->active, fxblk_active_release, 0,
-			      GFP_KERNEL);
+	/*
+	 * ALLOW_REINIT keeps the per-cpu counters over the switch to atomic
+	 * mode that DESTROY makes before its kill (fxblk_kill_idle()); else
+	 * the switch frees them and the ref looks killed already.
+	 */
+	ret = percpu_ref_init(&vol->active, fxblk_active_release,
+			      PERCPU_REF_ALLOW_REINIT, GFP_KERNEL);
 	if (ret)
 		goto out_close;
 	/* md keeps two splits in reserve; one is in flight per pass. */
@@ -1207,7 +1212,9 @@ void fxblk_dev_destroy(struct fxblk_volume *vol)
 {
 	unsigned int i;
 
-	percpu_ref_kill(&vol->active);
+	/* DESTROY killed it already (fxblk_kill_idle()), a failed CREATE not */
+	if (!percpu_ref_is_dying(&vol->active))
+		percpu_ref_kill(&vol->active);
 	wait_for_completion(&vol->drained);
 	for (i = 0; i < vol->nr_members; i++)
 		cancel_delayed_work_sync(&vol->members[i].health_work);
