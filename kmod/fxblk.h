@@ -241,6 +241,7 @@ void fxblk_stats_start(struct fxblk_member *m, unsigned int dir);
 void fxblk_stats_cancel(struct fxblk_member *m, unsigned int dir);
 void fxblk_stats_done(struct fxblk_member *m, const struct fxblk_io *io,
 		      fxblk_opf_t opf, blk_status_t status);
+bool fxblk_io_fault(const struct fxblk_io *io, blk_status_t status);
 void fxblk_stats_sum(struct fxblk_member *m, struct fxblk_stat_cpu *sum);
 int fxblk_direct_init(struct fxblk_volume *vol);
 void fxblk_direct_exit(struct fxblk_volume *vol);

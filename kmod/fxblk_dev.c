@@ -178,15 +178,12 @@ static void fxblk_endio(struct bio *bio)
 		fxblk_stats_done(m, io, bio->bi_opf, status);
 		if (io->p2p)
 			fxblk_direct_done(m->vol, io, status);
-		/*
-		 * NOTSUPP (an optional discard) and AGAIN (a NOWAIT bio) say
-		 * nothing about the member's health, nor does TARGET on a bio
-		 * with P2PDMA pages: its DMA mapping refused the provider.
-		 */
-		if (unlikely(status) && status != BLK_STS_NOTSUPP &&
-		    status != BLK_STS_AGAIN &&
-		    !(io->p2p && status == BLK_STS_TARGET))
+		/* Refusals (NOTSUPP, AGAIN, P2P TARGET) are no fault. */
+		if (unlikely(status) && fxblk_io_fault(io, status))
 			fxblk_health_io_error(m, status);
+		/* dm's clone_endio(): a member without it turns it off. */
+		if (unlikely(status) && io->child)
+			fxblk_limits_refused(m, bio_op(bio), status);
 	}
 	/* Benign race as in bio_chain_endio(): any error wins. */
 	if (status && !parent->bi_status)
@@ -665,8 +662,9 @@ static fxblk_qc_t fxblk_submit_bio(struct bio *bio)
 		else
 			fxblk_submit_rw(vol, bio);
 		break;
+	/* Discard, secure erase: only if every member has it (limits) */
 	case REQ_OP_DISCARD:
-	case REQ_OP_SECURE_ERASE:	/* stacked limit: all members have it */
+	case REQ_OP_SECURE_ERASE:
 	case REQ_OP_WRITE_ZEROES:
 		fxblk_submit_fanout(vol, bio, false, false);
 		break;
