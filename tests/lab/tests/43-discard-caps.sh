@@ -92,10 +92,10 @@ fill "$D" $((4 * CH))
 fx_run blkdiscard -z -o 0 -l $((4 * CH)) "$D"
 cmp -s <(dd if="$D" bs=$CH count=4 iflag=direct 2>/dev/null) <(head -c $((4 * CH)) /dev/zero) ||
 	fail "BLKZEROOUT on $D did not zero the range"
+errors_zero t43b
 expect_eq "$(q "$D" write_zeroes_max_bytes)" 0 "write_zeroes_max_bytes of $D after $LOOP refused one (was $wz)"
 fx_dmesg_since wz | grep -q "refused a write-zeroes: write-zeroes off" ||
 	fail "no 'write-zeroes off' line in the kernel log"
-errors_zero t43b
 log "F5: write-zeroes off after the first NOTSUPP; F8: no member errors"
 fx_run fxblk-nltest --cmd destroy --name t43b --expect 0
 
