@@ -139,9 +139,14 @@ struct fxblk_volume {
 	/* fxN added and linked: health work may report (fxblk_health.c) */
 	bool ready;
 	bool published;			/* found by lookups; fxblk_lock */
-	/* DESTROY runs here, so a killed fxctl never leaves it half done. */
+	/*
+	 * DESTROY of a volume with I/O in flight drains it here, not under
+	 * genetlink's global lock; the DESTROYED event, built when DESTROY
+	 * committed, is sent once the teardown is done (fxblk_main.c).
+	 */
 	struct work_struct teardown_work;
 	struct completion torn_down;
+	struct sk_buff *destroyed_event;
 	struct bio_set split_bs;	/* chunk-boundary splits */
 	struct bio_set clone_bs;	/* bios sent to members, with fxblk_io */
 	struct bio_set acct_bs;		/* accounts a chunk-crossing bio once */
@@ -219,7 +224,7 @@ struct fxblk_volume *fxblk_get_volume(const char *name, int index);
 struct fxblk_volume *fxblk_get_next(int *index);
 int fxblk_create(const struct fxblk_create_req *req,
 		 struct fxblk_volume **volp, struct netlink_ext_ack *extack);
-int fxblk_destroy(struct fxblk_volume *vol, bool force,
+int fxblk_destroy(struct fxblk_volume *vol, bool force, struct sk_buff *event,
 		  struct netlink_ext_ack *extack);
 void fxblk_vol_put(struct fxblk_volume *vol);
 unsigned int fxblk_live_volumes(void);
@@ -249,6 +254,7 @@ void fxblk_stats_start(struct fxblk_member *m, unsigned int dir);
 void fxblk_stats_cancel(struct fxblk_member *m, unsigned int dir);
 void fxblk_stats_done(struct fxblk_member *m, const struct fxblk_io *io,
 		      fxblk_opf_t opf, blk_status_t status);
+bool fxblk_io_fault(const struct fxblk_io *io, blk_status_t status);
 void fxblk_stats_sum(struct fxblk_member *m, struct fxblk_stat_cpu *sum);
 int fxblk_direct_init(struct fxblk_volume *vol);
 void fxblk_direct_exit(struct fxblk_volume *vol);
@@ -262,5 +268,6 @@ int fxblk_nl_init(void);
 void fxblk_nl_exit(void);
 void fxblk_nl_event(struct fxblk_volume *vol, u32 event,
 		    struct fxblk_member *m, int err);
+void fxblk_nl_send(struct sk_buff *event);
 
 #endif /* FXBLK_H */

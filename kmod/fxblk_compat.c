@@ -130,6 +130,106 @@ bool fxblk_bdev_p2pdma(struct block_device *bdev)
 #endif
 }
 
+/* ---- discard, secure erase, write-zeroes ------------------------------- */
+
+static bool fxblk_bdev_discard(struct block_device *bdev)
+{
+	struct request_queue *q = bdev_get_queue(bdev);
+
+#ifdef QUEUE_FLAG_DISCARD
+	if (!blk_queue_discard(q))
+		return false;
+#endif
+	return q->limits.max_discard_sectors;
+}
+
+static bool fxblk_bdev_secure_erase(struct block_device *bdev)
+{
+#ifdef FXBLK_HAVE_MAX_SECURE_ERASE
+	return bdev_get_queue(bdev)->limits.max_secure_erase_sectors;
+#else
+	return false;	/* QUEUE_FLAG_SECERASE: never set on fxN */
+#endif
+}
+
+/*
+ * Stacking keeps discard and secure erase if any member has them
+ * (min_not_zero in blk_stack_limits()), but a fan-out sends them to every
+ * member: one without fails its part after the others did theirs. As in
+ * dm_table_set_restrictions(), they stay only if every member has them.
+ * (Write-zeroes is stacked with min(), so one member without turns it off.)
+ */
+static void fxblk_limits_all(struct fxblk_volume *vol, struct queue_limits *lim)
+{
+	bool discard = true, secure_erase = true;
+	unsigned int i;
+
+	for (i = 0; i < vol->nr_members; i++) {
+		discard &= fxblk_bdev_discard(vol->members[i].bdev);
+		secure_erase &= fxblk_bdev_secure_erase(vol->members[i].bdev);
+	}
+	if (!discard) {
+		lim->max_hw_discard_sectors = 0;
+		lim->max_discard_sectors = 0;
+	}
+#ifdef FXBLK_HAVE_MAX_SECURE_ERASE
+	if (!secure_erase)
+		lim->max_secure_erase_sectors = 0;
+#endif
+}
+
+/* Plain stores, as the kernel's helpers for completion handlers are. */
+static void fxblk_disable_discard(struct request_queue *q)
+{
+#ifdef FXBLK_HAVE_BLK_QUEUE_DISABLE
+	blk_queue_disable_discard(q);
+#else
+	blk_queue_max_discard_sectors(q, 0);
+#ifdef QUEUE_FLAG_DISCARD
+	blk_queue_flag_clear(QUEUE_FLAG_DISCARD, q);
+#endif
+#endif
+}
+
+static void fxblk_disable_write_zeroes(struct request_queue *q)
+{
+#ifdef FXBLK_HAVE_BLK_QUEUE_DISABLE
+	blk_queue_disable_write_zeroes(q);
+#else
+	blk_queue_max_write_zeroes_sectors(q, 0);
+#endif
+}
+
+/*
+ * Member @m failed a discard or write-zeroes of a fan-out with NOTSUPP, or
+ * with TARGET after turning the operation off itself (dm's clone_endio()).
+ * The volume stops advertising it, so the next blkdev_issue_zeroout()
+ * writes zeroes at once instead of the other members doing the work twice,
+ * as dm's disable_write_zeroes()/disable_discard() do. Any context.
+ */
+void fxblk_limits_refused(struct fxblk_member *m, unsigned int op,
+			  blk_status_t status)
+{
+	struct request_queue *q = m->vol->disk->queue;
+	const struct queue_limits *ml = &bdev_get_queue(m->bdev)->limits;
+	bool notsupp = status == BLK_STS_NOTSUPP;
+
+	if (!notsupp && status != BLK_STS_TARGET)
+		return;
+	if (op == REQ_OP_DISCARD && (notsupp || !ml->max_discard_sectors) &&
+	    q->limits.max_discard_sectors) {
+		fxblk_disable_discard(q);
+		pr_info("%s: member %u (%s) refused a discard: discard off\n",
+			m->vol->name, m->index, m->disk_name);
+	} else if (op == REQ_OP_WRITE_ZEROES &&
+		   (notsupp || !ml->max_write_zeroes_sectors) &&
+		   q->limits.max_write_zeroes_sectors) {
+		fxblk_disable_write_zeroes(q);
+		pr_info("%s: member %u (%s) refused a write-zeroes: write-zeroes off\n",
+			m->vol->name, m->index, m->disk_name);
+	}
+}
+
 /* ---- disk ---------------------------------------------------------------- */
 
 static unsigned int fxblk_io_opt(struct fxblk_volume *vol)
@@ -160,6 +260,7 @@ struct gendisk *fxblk_alloc_disk(struct fxblk_volume *vol)
 		queue_limits_stack_bdev(&lim, vol->members[i].bdev,
 					vol->members[i].data_offset,
 					vol->name);
+	fxblk_limits_all(vol, &lim);
 	/* After stacking, which would take the LCM with member hints. */
 	lim.io_min = fxblk_chunk_sectors(&vol->geom) << SECTOR_SHIFT;
 	lim.io_opt = fxblk_io_opt(vol);
@@ -209,6 +310,7 @@ struct gendisk *fxblk_alloc_disk(struct fxblk_volume *vol)
 		disk_stack_limits(disk, vol->members[i].bdev,
 				  (sector_t)vol->members[i].data_offset <<
 				  SECTOR_SHIFT);
+	fxblk_limits_all(vol, &disk->queue->limits);
 	blk_queue_io_min(disk->queue,
 			 fxblk_chunk_sectors(&vol->geom) << SECTOR_SHIFT);
 	blk_queue_io_opt(disk->queue, fxblk_io_opt(vol));
@@ -271,14 +373,37 @@ void fxblk_set_features(struct fxblk_volume *vol)
 }
 #endif
 
+#ifdef FXBLK_HAVE_GENHD_FL_NO_PART
+#define FXBLK_NO_PART	GENHD_FL_NO_PART
+#else
+#define FXBLK_NO_PART	GENHD_FL_NO_PART_SCAN
+#endif
+
+/*
+ * add_disk() reads the partition table: I/O to the members, which waits as
+ * long as nvme queues it (ctrl_loss_tmo), in CREATE, under genetlink's
+ * global lock. So the disk is added without the scan, then marked for one
+ * (GD_NEED_PART_SCAN, which the next open of the whole disk honours) and
+ * announced with a change uevent, on which udev opens it: the scan runs in
+ * the opener's context, as for md (and nbd, also a genetlink driver).
+ * fxctl create opens the disk itself. (loop toggles the flag the same way.)
+ */
 int fxblk_add_disk(struct gendisk *disk, const struct attribute_group **groups)
 {
+	int ret = 0;
+
+	disk->flags |= FXBLK_NO_PART;
 #ifdef FXBLK_HAVE_ADD_DISK_INT
-	return device_add_disk(NULL, disk, groups);
+	ret = device_add_disk(NULL, disk, groups);
 #else
 	device_add_disk(NULL, disk, groups);
-	return 0;
 #endif
+	disk->flags &= ~FXBLK_NO_PART;
+	if (ret)
+		return ret;
+	set_bit(GD_NEED_PART_SCAN, &disk->state);
+	kobject_uevent(&disk_to_dev(disk)->kobj, KOBJ_CHANGE);
+	return 0;
 }
 
 /* Drops the reference from fxblk_alloc_disk(); after del_gendisk() if added. */

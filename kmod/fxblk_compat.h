@@ -165,6 +165,8 @@ bool fxblk_bdev_poll(struct block_device *bdev);
 bool fxblk_bdev_p2pdma(struct block_device *bdev);
 struct gendisk *fxblk_alloc_disk(struct fxblk_volume *vol);
 void fxblk_set_features(struct fxblk_volume *vol);
+void fxblk_limits_refused(struct fxblk_member *m, unsigned int op,
+			  blk_status_t status);
 int fxblk_add_disk(struct gendisk *disk,
 		   const struct attribute_group **groups);
 void fxblk_put_disk(struct gendisk *disk);

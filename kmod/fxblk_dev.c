@@ -180,15 +180,12 @@ static void fxblk_endio(struct bio *bio)
 		fxblk_stats_done(m, io, bio->bi_opf, status);
 		if (io->p2p)
 			fxblk_direct_done(m->vol, io, status);
-		/*
-		 * NOTSUPP (an optional discard) and AGAIN (a NOWAIT bio) say
-		 * nothing about the member's health, nor does TARGET on a bio
-		 * with P2PDMA pages: its DMA mapping refused the provider.
-		 */
-		if (unlikely(status) && status != BLK_STS_NOTSUPP &&
-		    status != BLK_STS_AGAIN &&
-		    !(io->p2p && status == BLK_STS_TARGET))
+		/* Refusals (NOTSUPP, AGAIN, P2P TARGET) are no fault. */
+		if (unlikely(status) && fxblk_io_fault(io, status))
 			fxblk_health_io_error(m, status);
+		/* dm's clone_endio(): a member without it turns it off. */
+		if (unlikely(status) && io->child)
+			fxblk_limits_refused(m, bio_op(bio), status);
 	}
 	/* Benign race as in bio_chain_endio(): any error wins. */
 	if (status && !parent->bi_status)
@@ -681,8 +678,9 @@ static fxblk_qc_t fxblk_submit_bio(struct bio *bio)
 		else
 			fxblk_submit_rw(vol, bio);
 		break;
+	/* Discard, secure erase: only if every member has it (limits) */
 	case REQ_OP_DISCARD:
-	case REQ_OP_SECURE_ERASE:	/* stacked limit: all members have it */
+	case REQ_OP_SECURE_ERASE:
 	case REQ_OP_WRITE_ZEROES:
 		fxblk_submit_fanout(vol, bio, false, false);
 		break;
@@ -1208,8 +1206,13 @@ int fxblk_dev_setup(struct fxblk_volume *vol, const struct fxblk_create_req *req
 	if (ret)
 		goto out_close;
 	fxblk_volume_flags(vol);
-	ret = percpu_ref_init(&vol->active, fxblk_active_release, 0,
-			      GFP_KERNEL);
+	/*
+	 * ALLOW_REINIT keeps the per-cpu counters over the switch to atomic
+	 * mode that DESTROY makes before its kill (fxblk_kill_idle()); else
+	 * the switch frees them and the ref looks killed already.
+	 */
+	ret = percpu_ref_init(&vol->active, fxblk_active_release,
+			      PERCPU_REF_ALLOW_REINIT, GFP_KERNEL);
 	if (ret)
 		goto out_close;
 	/* md keeps two splits in reserve; one is in flight per pass. */
@@ -1265,7 +1268,9 @@ void fxblk_dev_destroy(struct fxblk_volume *vol)
 {
 	unsigned int i;
 
-	percpu_ref_kill(&vol->active);
+	/* DESTROY killed it already (fxblk_kill_idle()), a failed CREATE not */
+	if (!percpu_ref_is_dying(&vol->active))
+		percpu_ref_kill(&vol->active);
 	wait_for_completion(&vol->drained);
 	for (i = 0; i < vol->nr_members; i++)
 		cancel_delayed_work_sync(&vol->members[i].health_work);

@@ -171,39 +171,67 @@ out_put:
 /*
  * Drains the volume's I/O (as long as its members take to answer, up to
  * nvme's ctrl_loss_tmo for a member without a path), deletes the disk and
- * closes the members; then fx<index> may be reused.
+ * closes the members, then tells listeners (DESTROYED, built when DESTROY
+ * committed); after that fx<index> may be reused.
  */
-static void fxblk_teardown_work(struct work_struct *work)
+static void fxblk_teardown(struct fxblk_volume *vol)
 {
-	struct fxblk_volume *vol = container_of(work, struct fxblk_volume,
-						teardown_work);
-
 	fxblk_dev_destroy(vol);
+	fxblk_nl_send(vol->destroyed_event);
+	vol->destroyed_event = NULL;
 	mutex_lock(&fxblk_lock);
 	idr_remove(&fxblk_idr, vol->index);
 	mutex_unlock(&fxblk_lock);
+	pr_info("removed fx%d \"%s\"\n", vol->index, vol->name);
 	complete_all(&vol->torn_down);
 	fxblk_vol_put(vol);	/* the registry's */
 }
 
+static void fxblk_teardown_work(struct work_struct *work)
+{
+	fxblk_teardown(container_of(work, struct fxblk_volume, teardown_work));
+}
+
 /*
- * The caller holds a reference, which stays its own. Once committed the
- * removal finishes even if the caller is killed while waiting for it.
+ * Stop new I/O and tell whether any is still in flight. The switch to
+ * atomic mode waits for an RCU grace period, never for a member; after it
+ * the kill drops the initial reference at once, so @drained is complete
+ * here exactly if nothing was in flight.
  */
-static int __fxblk_destroy(struct fxblk_volume *vol, bool force, bool killable,
-			   struct netlink_ext_ack *extack)
+static bool fxblk_kill_idle(struct fxblk_volume *vol)
+{
+	percpu_ref_switch_to_atomic_sync(&vol->active);
+	percpu_ref_kill(&vol->active);
+	return completion_done(&vol->drained);
+}
+
+/*
+ * The caller holds a reference, which stays its own. DESTROY runs under
+ * genetlink's global lock (genl_rcv() holds cb_lock for every request):
+ * sleeping there until a member answers would block every generic netlink
+ * family of the host, and with a module load queued (cb_lock for writing)
+ * even their readers. So an idle volume is torn down here, and one with
+ * I/O in flight by the teardown work, whose DESTROYED event says when it
+ * is gone; killing the requester changes nothing. @event is sent then (or
+ * freed); on error it stays the caller's. Module exit (@wait) waits for
+ * every teardown.
+ */
+static int __fxblk_destroy(struct fxblk_volume *vol, bool force, bool wait,
+			   struct sk_buff *event, struct netlink_ext_ack *extack)
 {
 	int ret = 0;
 
-	if (killable)
+	if (!wait)
 		ret = mutex_lock_killable(&fxblk_lock);
 	else
 		mutex_lock(&fxblk_lock);
 	if (ret)
 		return ret;
 	ret = vol->published ? fxblk_dev_mark_dying(vol, force) : -ENOENT;
-	if (!ret)
+	if (!ret) {
 		vol->published = false;
+		vol->destroyed_event = event;
+	}
 	mutex_unlock(&fxblk_lock);
 	if (ret == -ENOENT)
 		FXBLK_ERR(extack, "fx%d (%s) is being removed already",
@@ -217,22 +245,23 @@ static int __fxblk_destroy(struct fxblk_volume *vol, bool force, bool killable,
 	if (ret)
 		return ret;
 
+	if (fxblk_kill_idle(vol)) {
+		fxblk_teardown(vol);
+		return 0;
+	}
+	pr_info("removing fx%d \"%s\": waiting for its I/O in flight\n",
+		vol->index, vol->name);
 	INIT_WORK(&vol->teardown_work, fxblk_teardown_work);
 	queue_work(fxblk_wq, &vol->teardown_work);
-	if (!killable)
+	if (wait)
 		wait_for_completion(&vol->torn_down);
-	else if (wait_for_completion_killable(&vol->torn_down)) {
-		FXBLK_ERR(extack, "fx%d (%s): interrupted; the removal goes on in the background",
-			  vol->index, vol->name);
-		return -EINTR;
-	}
 	return 0;
 }
 
-int fxblk_destroy(struct fxblk_volume *vol, bool force,
+int fxblk_destroy(struct fxblk_volume *vol, bool force, struct sk_buff *event,
 		  struct netlink_ext_ack *extack)
 {
-	return __fxblk_destroy(vol, force, true, extack);
+	return __fxblk_destroy(vol, force, false, event, extack);
 }
 
 static int __init fxblk_init(void)
@@ -281,7 +310,7 @@ static void __exit fxblk_exit(void)
 	fxblk_peer_exit();
 	while ((vol = fxblk_get_next(&index))) {
 		/* Not killable: nobody could remove what is left after exit. */
-		WARN_ON_ONCE(__fxblk_destroy(vol, false, false, NULL));
+		WARN_ON_ONCE(__fxblk_destroy(vol, false, true, NULL, NULL));
 		fxblk_vol_put(vol);
 	}
 	wait_var_event(&fxblk_nr_live, !atomic_read(&fxblk_nr_live));

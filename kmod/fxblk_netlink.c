@@ -318,6 +318,19 @@ void fxblk_nl_event(struct fxblk_volume *vol, u32 event,
 	up_read(&fxblk_nl_rwsem);
 }
 
+/* Send an event built earlier (or free it: the family is going away). */
+void fxblk_nl_send(struct sk_buff *event)
+{
+	if (!event)
+		return;
+	down_read(&fxblk_nl_rwsem);
+	if (fxblk_nl_live)
+		fxblk_event_send(event);
+	else
+		nlmsg_free(event);
+	up_read(&fxblk_nl_rwsem);
+}
+
 /* ---- requests ---------------------------------------------------------- */
 
 /* The uapi rule fxctl shares; also keeps "." and ".." out of /dev/fx/<name>. */
@@ -392,7 +405,8 @@ static int fxblk_nl_status(struct sk_buff *skb, struct genl_info *info)
 	    nla_put_u64_64bit(msg, FXBLK_ATTR_FEATURES,
 			      FXBLK_FEAT_STRIPE | FXBLK_FEAT_STATS |
 			      FXBLK_FEAT_EVENTS | FXBLK_FEAT_NOWAIT |
-			      FXBLK_FEAT_HEALTH | FXBLK_FEAT_P2PDMA_BIT,
+			      FXBLK_FEAT_HEALTH | FXBLK_FEAT_ASYNC_DESTROY |
+			      FXBLK_FEAT_P2PDMA_BIT,
 			      FXBLK_ATTR_PAD) ||
 	    nla_put_u32(msg, FXBLK_ATTR_LIVE_VOLUMES, fxblk_live_volumes())) {
 		nlmsg_free(msg);
@@ -557,6 +571,11 @@ out_req:
 	return ret;
 }
 
+/*
+ * Acks once the removal is committed, without waiting for I/O in flight
+ * (see __fxblk_destroy()); the DESTROYED event, built here while the
+ * volume is whole, follows when the teardown is done.
+ */
 static int fxblk_nl_destroy(struct sk_buff *skb, struct genl_info *info)
 {
 	bool force = nla_get_flag(info->attrs[FXBLK_ATTR_FORCE]);
@@ -570,18 +589,17 @@ static int fxblk_nl_destroy(struct sk_buff *skb, struct genl_info *info)
 	vol = fxblk_nl_lookup(info);
 	if (IS_ERR(vol))
 		return PTR_ERR(vol);
-	/* Built now: the volume's disk is gone afterwards. */
+	/* Without it listeners (fxctl remove) would wait forever. */
 	event = fxblk_event_msg(vol, FXBLK_EVENT_DESTROYED, NULL, 0);
-	ret = fxblk_destroy(vol, force, info->extack);
-	if (ret) {
-		nlmsg_free(event);
-	} else {
-		pr_info("removed fx%d \"%s\"%s\n", vol->index, vol->name,
-			force ? " (forced)" : "");
-		down_read(&fxblk_nl_rwsem);
-		fxblk_event_send(event);
-		up_read(&fxblk_nl_rwsem);
+	if (!event) {
+		fxblk_vol_put(vol);
+		return -ENOMEM;
 	}
+	ret = fxblk_destroy(vol, force, event, info->extack);
+	if (ret)
+		nlmsg_free(event);
+	else if (force)
+		pr_info("fx%d \"%s\": forced removal\n", vol->index, vol->name);
 	fxblk_vol_put(vol);
 	return ret;
 }

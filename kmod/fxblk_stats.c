@@ -46,14 +46,28 @@ static unsigned int fxblk_lat_bucket(u64 ns)
 	return min_t(unsigned int, b, FXBLK_LAT_BUCKETS - 1);
 }
 
+/*
+ * A member fault, counted as an error and seen by health: any failure but
+ * the refusals that say nothing about the member. NOTSUPP: an optional
+ * operation it lacks (a discard, a write-zeroes); AGAIN: a NOWAIT bio it
+ * had no room for; TARGET on a bio with P2PDMA pages: its DMA mapping
+ * refused the provider (counted as refused on the volume instead).
+ */
+bool fxblk_io_fault(const struct fxblk_io *io, blk_status_t status)
+{
+	return status && status != BLK_STS_NOTSUPP &&
+	       status != BLK_STS_AGAIN &&
+	       !(io->p2p && status == BLK_STS_TARGET);
+}
+
 static void fxblk_stats_add(struct fxblk_member *m, unsigned int dir,
 			    unsigned int sectors, unsigned int bucket,
-			    blk_status_t status)
+			    bool fault)
 {
 	this_cpu_inc(m->stats->ios[dir]);
 	this_cpu_add(m->stats->sectors[dir], sectors);
 	this_cpu_inc(m->stats->lat[dir][bucket]);
-	if (status)
+	if (fault)
 		this_cpu_inc(m->stats->errors[dir]);
 }
 
@@ -63,7 +77,8 @@ void fxblk_stats_done(struct fxblk_member *m, const struct fxblk_io *io,
 	unsigned int bucket = fxblk_lat_bucket(ktime_get_ns() - io->start_ns);
 
 	this_cpu_dec(m->stats->inflight[io->dir]);
-	fxblk_stats_add(m, io->dir, io->sectors, bucket, status);
+	fxblk_stats_add(m, io->dir, io->sectors, bucket,
+			unlikely(status) && fxblk_io_fault(io, status));
 	if (io->dir == FXBLK_DIR_WRITE && (opf & REQ_FUA))
 		this_cpu_inc(m->stats->fua);
 }

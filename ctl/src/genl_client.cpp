@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstring>
 #include <exception>
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <linux/genetlink.h>
 #include <linux/netlink.h>
@@ -16,6 +17,7 @@
 #include <netlink/handlers.h>
 #include <poll.h>
 #include <sys/socket.h>
+#include <unistd.h>
 #include <utility>
 #include <vector>
 
@@ -333,13 +335,22 @@ public:
 		    [&](nl_msg *m) { put_create(m, req); },
 		    [&](nlmsghdr *nlh) { vol = decode_volume(nlh); });
 		// The module replies with the new volume; ask if it only acked.
-		return vol ? *vol : get(VolumeRef{std::nullopt, req.name});
+		Volume v = vol ? *vol : get(VolumeRef{std::nullopt, req.name});
+		scan_partitions(v.disk);
+		return v;
 	}
 
 	void destroy(const VolumeRef &ref, bool force) override
 	{
+		// A module that acks before the teardown ends says when the
+		// volume is gone with its DESTROYED event: listen before asking.
+		std::unique_ptr<GenlEventSource> events;
+		if (status().features & FXBLK_FEAT_ASYNC_DESTROY)
+			events = std::make_unique<GenlEventSource>();
 		run(FXBLK_CMD_DESTROY, 0, fmt::format("remove {}", ref.display()),
 		    [&](nl_msg *m) { put_destroy(m, ref, force); }, [](nlmsghdr *) {});
+		if (events)
+			wait_destroyed(*events, ref);
 	}
 
 	Volume get(const VolumeRef &ref) override { return one(FXBLK_CMD_GET, ref); }
@@ -360,6 +371,39 @@ public:
 
 private:
 	GenlSocket sock_;
+
+	// The module leaves the partition scan of a new disk to its first
+	// opener (CREATE must not wait for member I/O): be that opener, so
+	// that /dev/fxNpM exist when create returns, as they did before. Best
+	// effort: without a device node udev's open does it.
+	static void scan_partitions(const std::string &disk)
+	{
+		if (disk.empty())
+			return;
+		int fd = ::open(("/dev/" + disk).c_str(), O_RDONLY | O_CLOEXEC);
+		if (fd >= 0)
+			::close(fd);
+	}
+
+	// Until the DESTROYED event of @ref: the members are closed and the
+	// index is free, as when DESTROY used to return. The teardown waits
+	// for I/O in flight (up to nvme's ctrl_loss_tmo); interrupting fxctl
+	// leaves it running. If events were lost (receive buffer overflow),
+	// the disk's disappearance from sysfs is the best sign left.
+	static void wait_destroyed(GenlEventSource &events, const VolumeRef &ref)
+	{
+		bool lost = false;
+		for (;;) {
+			std::optional<Event> ev = events.next(1.0);
+			if (ev && ev->type == FXBLK_EVENT_DESTROYED && ev->name == ref.name &&
+			    (!ref.index || ev->index == ref.index))
+				return;
+			lost = events.lost() || lost;
+			if (lost && ref.index &&
+			    ::access(fmt::format("/sys/block/fx{}", *ref.index).c_str(), F_OK) != 0)
+				return;
+		}
+	}
 
 	Volume one(std::uint8_t cmd, const VolumeRef &ref)
 	{

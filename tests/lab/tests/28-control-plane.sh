@@ -1,16 +1,17 @@
 #!/bin/bash
 # lab: kernels=6.1,6.12 quick=6.1 members=4 timeout=900
-# Read-only requests never wait behind a CREATE that is stuck on a member.
+# Read-only requests never wait behind a volume that is stuck on a member.
 # The member is connected through a second nvmet port of its own (faults.sh),
 # which is removed: nvme-rdma reconnects in vain and multipath parks the
 # member's I/O (up to ctrl_loss_tmo). (Unlinking the subsystem from a port
 # that stays up is not transient: from 6.12 on, a reconnect during the gap is
 # answered "invalid subsystem" with DNR and the host deletes the controller,
-# seen on 7.2.) A CREATE listing that member first blocks in add_disk()'s
-# partition scan, which reads sector 0 from it. Meanwhile `fxctl list`,
-# `fxctl show` and `fxctl stats` of another volume must answer at once: the
-# registry lock is not held across member I/O. Once the link is back the
-# CREATE completes and both volumes work.
+# seen on 7.2.) A CREATE listing that member returns at once: the partition
+# scan, which reads sector 0 from it, is left to the first opener of the new
+# disk (42-genl-stall.sh), here a reader that then blocks in it. Meanwhile
+# `fxctl list`, `fxctl show` and `fxctl stats` of another volume must answer
+# at once: the registry lock is not held across member I/O. Once the link is
+# back the reader completes and both volumes work.
 . /lab/lib.sh
 . /lab/faults.sh
 read -r -a M <<<"${FX_MEMBERS:-}"
@@ -39,24 +40,19 @@ fl_port_del 2
 
 # A raw CREATE: fxctl create would first block in user space, reading the
 # member's label; the kernel's CREATE path is what is under test here.
-fxblk-nltest --cmd create --name t28b --chunk 128 --member "${M[I]}" --member "${M[2]}" \
-	--keep --expect 0 >/tmp/t28b.out 2>&1 &
+fl_bounded 10 /tmp/t28b.out fxblk-nltest --cmd create --name t28b --chunk 128 \
+	--member "${M[I]}" --member "${M[2]}" --keep --expect 0
+rc=$?
+[ $rc = 124 ] && fail "CREATE still waits 10 s for a member without a path"
+[ $rc = 0 ] || { cat /tmp/t28b.out; fail "CREATE over a member without a path failed ($rc)"; }
+B=$(fxdev t28b) || fail "no device for t28b"
+# The first opener scans the partition table: a read of member $I's sector 0.
+dd if="$B" of=/dev/null bs=64k count=1 iflag=direct 2>/dev/null &
 CPID=$!
-# Wait until the CREATE is inside the kernel, stuck on the member's I/O.
-stuck=
-for _ in $(seq 1 60); do
-	sleep 0.5
-	kill -0 $CPID 2>/dev/null || break
-	st=$(cat /proc/$CPID/stack 2>/dev/null)
-	# fxblk's own frames: the CREATE itself, not fxctl's pre-checks
-	if grep -q '\[fxblk\]' <<<"$st"; then
-		stuck=1
-		break
-	fi
-done
-kill -0 $CPID 2>/dev/null || { cat /tmp/t28b.out; fail "CREATE finished while the member had no path"; }
-[ -n "$stuck" ] || { cat /proc/$CPID/stack; fail "CREATE is not blocked in the kernel"; }
-log "CREATE blocked in the kernel:"
+fl_wait 20 eval "[ \"\$(fxctl -o json stats t28b | jq '.volume.members[0].read.inflight')\" -ge 1 ]" ||
+	fail "no read of t28b in flight on member $I"
+kill -0 $CPID 2>/dev/null || fail "the reader of $B finished while the member had no path"
+log "reader of $B blocked on member $I:"
 sed 's/^/    /' /proc/$CPID/stack
 
 # uptime in ms (busybox date has no %N)
@@ -71,27 +67,25 @@ for cmd in "fxctl list" "fxctl show t28a" "fxctl stats t28a" "fxctl -o json list
 		sleep 0.1
 	done
 	kill -0 $rpid 2>/dev/null &&
-		fail "'$cmd' still waiting after 10 s behind the stuck CREATE: $(tr '\n' ' ' </proc/$rpid/stack)"
-	wait $rpid || fail "'$cmd' failed while a CREATE was stuck"
+		fail "'$cmd' still waiting after 10 s behind the stuck reader: $(tr '\n' ' ' </proc/$rpid/stack)"
+	wait $rpid || fail "'$cmd' failed while a reader of t28b was stuck"
 	log "'$cmd' answered in $(($(now_ms) - t0)) ms"
 done
-kill -0 $CPID 2>/dev/null || fail "the CREATE finished early: the checks above proved nothing"
+kill -0 $CPID 2>/dev/null || fail "the reader finished early: the checks above proved nothing"
 D=$(fxdev t28a) || fail "no device for t28a"
 fx_run dd if=/dev/urandom of="$D" bs=64k count=16 oflag=direct status=none
 
-log "member $I's port back; waiting for $ctrl to reconnect and the CREATE to finish"
+log "member $I's port back; waiting for $ctrl to reconnect and the reader to finish"
 fl_port_add 2 4421 $I
 for _ in $(seq 1 120); do
 	kill -0 $CPID 2>/dev/null || break
 	sleep 0.5
 done
-kill -0 $CPID 2>/dev/null && fail "CREATE still blocked 60 s after the path came back ($ctrl: $(cat /sys/class/nvme/$ctrl/state))"
+kill -0 $CPID 2>/dev/null && fail "reader still blocked 60 s after the path came back ($ctrl: $(cat /sys/class/nvme/$ctrl/state))"
 wait $CPID
 rc=$?
 CPID=
-cat /tmp/t28b.out
-[ $rc = 0 ] || fail "the CREATE that waited for its member failed ($rc)"
-B=$(fxdev t28b) || fail "no device for t28b"
+[ $rc = 0 ] || fail "the reader that waited for its member failed ($rc)"
 fx_run dd if="$B" of=/dev/null bs=1M count=8 iflag=direct status=none
 fx_run fxctl remove t28b
 fx_run fxctl remove t28a

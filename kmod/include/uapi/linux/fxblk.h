@@ -26,7 +26,9 @@
  *
  * DESTROY names the volume by NAME or INDEX; given both, they must name the
  * same volume. With FXBLK_ATTR_FORCE an open volume is removed too: its I/O
- * fails with EIO at once and the disk goes away at its last close.
+ * fails with EIO at once and the disk goes away at its last close. The ack
+ * comes without waiting for I/O in flight (FXBLK_FEAT_ASYNC_DESTROY): the
+ * DESTROYED event marks the end of the removal.
  *
  * CREATE takes FXBLK_ATTR_NAME, FXBLK_ATTR_CHUNK_SECTORS and FXBLK_ATTR_MEMBERS
  * with, per member, MAJOR, MINOR, DATA_OFFSET and optionally DATA_SECTORS
@@ -83,6 +85,12 @@
 #define FXBLK_FEAT_HEALTH	(1ULL << 4)	/* member/volume STATE, FORCE */
 /* Built for a kernel with PCI P2PDMA: volumes may take P2PDMA pages. */
 #define FXBLK_FEAT_PCI_P2PDMA	(1ULL << 5)
+/*
+ * DESTROY acks once the removal is committed. An idle volume is gone by
+ * then; one with I/O in flight is torn down in the background, and the
+ * DESTROYED event says when it is gone (members closed, index free).
+ */
+#define FXBLK_FEAT_ASYNC_DESTROY	(1ULL << 6)
 
 /* FXBLK_ATTR_FLAGS bits of a volume */
 #define FXBLK_VOL_READ_ONLY	(1ULL << 0)	/* a member is read-only */
