@@ -22,7 +22,7 @@
 #           .rpms (tests/packages.sh)
 #   lab     every tests/lab/tests/*.sh on each kernel named in its header
 #           line "# lab: kernels=6.1,6.12 [quick=6.12] members=4 [timeout=S ...]";
-#           with quick=, the default run uses only those kernels (30-minute
+#           with quick=, the default run uses only those kernels (35-minute
 #           budget; quick=none: none, only make check-full) and
 #           FXBLK_CHECK_FULL=1 (make check-full) all of kernels=
 #           (other key=value pairs become tests/lab/run --key value).
