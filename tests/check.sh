@@ -1,10 +1,14 @@
 #!/bin/bash
 # make check: every test of fxblk, one PASS/FAIL line each, logs under
 # build/check/, last line exactly "N passed, M failed", followed by
-# ", K skipped" on the same line when tests were skipped (exit 1 if M > 0).
-# A test that is not run (filtered out, kernel not selected) gets a line
-# "SKIP  NAME  REASON"; "SKIP: reason" lines a test prints (a lab sub-check
-# that cannot run) are shown as "      note: SKIP: ..." under its result.
+# ", K skipped" on the same line when anything was skipped (exit 1 if M > 0).
+# K counts both kinds of skip: a test that is not run (filtered out, kernel
+# not selected) gets a line "SKIP  NAME  REASON"; "SKIP: reason" lines a test
+# prints (a lab sub-check that cannot run) are shown as "      note: SKIP: ..."
+# under its result. Such a note must be listed for that test in
+# tests/expected-skips (reviewed like code): an unexpected note fails the test.
+# Negative controls ("# lab-break:" header lines, see the lab section) run
+# the test broken on purpose: the run must fail, for the planted reason.
 #
 #   unit    cmake build + ctest in build/ctl, and again with ASan/UBSan in
 #           build/ctl-asan (-DFXBLK_SANITIZE=ON); one line per ctest test
@@ -20,7 +24,7 @@
 #           .rpms (tests/packages.sh)
 #   lab     every tests/lab/tests/*.sh on each kernel named in its header
 #           line "# lab: kernels=6.1,6.12 [quick=6.12] members=4 [timeout=S ...]";
-#           with quick=, the default run uses only those kernels (30-minute
+#           with quick=, the default run uses only those kernels (35-minute
 #           budget; quick=none: none, only make check-full) and
 #           FXBLK_CHECK_FULL=1 (make check-full) all of kernels=
 #           (other key=value pairs become tests/lab/run --key value).
@@ -87,13 +91,52 @@ want() {
 	skip_test "$1" "not matched by FXBLK_CHECK_FILTER='$FILTER'"
 	return 1
 }
-# notes LOG: show the "SKIP: reason" lines a test printed under its result
+# Expected "SKIP:" notes, reviewed like code: tests/expected-skips, lines
+# "NAME-ERE<TAB>NOTE-ERE" (grep -E; NAME as make check prints it, e.g.
+# "lab 5.10: 50-datapath"). A note no line matches is unexpected: it fails
+# the test (a sub-check that stopped running is a regression, not a note).
+EXPECTED_SKIPS=$TOP/tests/expected-skips
+# unexpected_notes NAME LOG: the test's SKIP: lines that no allow-list line
+# matches for NAME
+unexpected_notes() {
+	local line name_re note_re ok
+	while IFS= read -r line; do
+		ok=0
+		while IFS=$'\t' read -r name_re note_re; do
+			[ -n "$name_re" ] && [ -n "$note_re" ] && [ "${name_re#\#}" = "$name_re" ] || continue
+			grep -Eq -- "$name_re" <<< "$1" && grep -Eq -- "$note_re" <<< "$line" && { ok=1; break; }
+		done < "$EXPECTED_SKIPS"
+		[ $ok = 1 ] || echo "$line"
+	done < <(grep -a '^SKIP: ' "$2" | sort -u)
+}
+# notes NAME LOG: show the "SKIP: reason" lines a test printed under its
+# result ("UNEXPECTED" when tests/expected-skips does not list them)
 notes() {
-	local line
+	local line bad
+	bad=$(unexpected_notes "$1" "$2")
 	while IFS= read -r line; do
 		NOTES=$((NOTES + 1))
-		printf '      note: %s\n' "$line"
-	done < <(grep -a '^SKIP: ' "$1" | sort -u)
+		if [ -n "$bad" ] && grep -qxF -- "$line" <<< "$bad"; then
+			printf '      note: UNEXPECTED (not in tests/expected-skips): %s\n' "$line"
+		else
+			printf '      note: %s\n' "$line"
+		fi
+	done < <(grep -a '^SKIP: ' "$2" | sort -u)
+}
+# record_test NAME RC SECONDS LOG: record + notes; a passing test with an
+# unexpected SKIP note fails
+record_test() {
+	local rc=$2
+	if [ "$rc" = 0 ] && [ -n "$(unexpected_notes "$1" "$4")" ]; then
+		rc=1
+		echo "# unexpected SKIP note(s), not in tests/expected-skips: fails the test" >> "$4"
+		FAILED=$((FAILED + 1))
+		FAILS+=("$1 (unexpected SKIP note)")
+		printf 'FAIL  %-52s %4ss  unexpected SKIP note (tests/expected-skips), log: %s\n' "$1" "$3" "${4#"$TOP"/}"
+	else
+		record "$1" $((rc != 0)) "$3" "$4"
+	fi
+	notes "$1" "$4"
 }
 logname() { echo "$LOGDIR/$(echo "$1" | tr -c 'A-Za-z0-9._-' '_' | sed 's/_*$//').log"; }
 record() {	# record NAME OK(0/1) SECONDS LOG
@@ -117,8 +160,7 @@ t() {
 	"$@" >> "$log" 2>&1 < /dev/null
 	rc=$?
 	echo "# exit $rc" >> "$log"
-	record "$name" $((rc != 0)) $((SECONDS - t0)) "$log"
-	notes "$log"
+	record_test "$name" "$rc" $((SECONDS - t0)) "$log"
 }
 
 # The lab pool: pool_add NAME ORDER CMD... queues a test (if selected);
@@ -162,8 +204,7 @@ pool_print() {	# results that are ready, in queue order
 				esac
 			done < "$POOL/$i.lines"
 		else
-			record "${POOL_NAMES[$i]}" $((rc != 0)) "$secs" "$(logname "${POOL_NAMES[$i]}")"
-			notes "$(logname "${POOL_NAMES[$i]}")"
+			record_test "${POOL_NAMES[$i]}" "$rc" "$secs" "$(logname "${POOL_NAMES[$i]}")"
 		fi
 		POOL_NEXT=$((POOL_NEXT + 1))
 	done
@@ -181,7 +222,8 @@ pool_run() {
 	local started=0
 	for i in "${POOL_QUEUE[@]}"; do
 		# running = started - finished (the status files written so far)
-		while [ $((started - $(find "$POOL" -maxdepth 1 -name '[0-9]*' ! -name '*.tmp' | wc -l))) -ge "$LAB_JOBS" ]; do
+		# (status files are named N; N.tmp and N.lines are not finished jobs)
+		while [ $((started - $(find "$POOL" -maxdepth 1 -regex '.*/[0-9]+' | wc -l))) -ge "$LAB_JOBS" ]; do
 			wait -n 2>/dev/null || sleep 1
 			pool_print
 		done
@@ -372,6 +414,20 @@ pool_add "packages: install, deb, lintian, dkms 6.12, upgrade/purge, rpm" 1000 \
 lab_kernel_ok() { [[ ,$LAB_KERNELS, == *,$1,* ]]; }
 # First collect the runs (name, kernel, options), so that module + tools are
 # built once for all of them instead of by every run.
+# parse_header HEADER: a "# lab:" line's words into kernels, quick and opts
+# (every other key=value becomes --key value, a bare word --word)
+parse_header() {
+	local kv
+	kernels= quick= opts=()
+	for kv in $1; do
+		case $kv in
+		kernels=*) kernels=${kv#kernels=} ;;
+		quick=*) quick=${kv#quick=} ;;
+		*=*) opts+=("--${kv%%=*}" "${kv#*=}") ;;
+		*) opts+=("--$kv") ;;
+		esac
+	done
+}
 LAB_SCRIPTS=("$TOP"/tests/lab/tests/*.sh)
 [ -z "${FXBLK_LAB_EXTRA_DIR:-}" ] || LAB_SCRIPTS+=("$TOP/$FXBLK_LAB_EXTRA_DIR"/*.sh)
 for script in "${LAB_SCRIPTS[@]}"; do
@@ -382,15 +438,7 @@ for script in "${LAB_SCRIPTS[@]}"; do
 		want "lab: $name" && record "lab: $name (no '# lab:' header line)" 1 0 "$script"
 		continue
 	fi
-	kernels= quick= opts=()
-	for kv in $header; do
-		case $kv in
-		kernels=*) kernels=${kv#kernels=} ;;
-		quick=*) quick=${kv#quick=} ;;
-		*=*) opts+=("--${kv%%=*}" "${kv#*=}") ;;
-		*) opts+=("--$kv") ;;
-		esac
-	done
+	parse_header "$header"
 	# the debug kernel runs what 6.12 runs, with 3x the timeout (KASAN and
 	# lockdep make it 2-4x slower); tests/lab/debug headers name it themselves
 	to=
@@ -432,6 +480,55 @@ for script in "${LAB_SCRIPTS[@]}"; do
 		fi
 	done
 done
+# Negative controls: a header line
+#   # lab-break: [on=KERNEL] ARGS... ~ ERE
+# runs the test with ARGS (its break mode) on KERNEL (default: the first
+# kernel its quick= names, else kernels=) with the header's options; the
+# script must fail (exit 1) with ERE in the output (the planted fault was
+# caught, not something else). A control that passes fails make check.
+# Old headers need no change: a test without the line has no control.
+control_run() {	# control_run ERE CMD...
+	local ere=$1 out rc
+	shift
+	out=$(mktemp)
+	"$@" 2>&1 | tee "$out"
+	rc=${PIPESTATUS[0]}
+	if [ "$rc" != 1 ] || ! grep -q 'script exit 1,' "$out"; then
+		echo "CONTROL FAILED: broken on purpose, the run exited $rc, not with the script's failure (1): the checker missed the break"
+		rm -f "$out"; return 1
+	fi
+	if ! grep -Eq -- "$ere" "$out"; then
+		echo "CONTROL FAILED: the script failed, but without /$ere/: not because of the planted break"
+		rm -f "$out"; return 1
+	fi
+	echo "CONTROL OK: broken on purpose, the test failed as it must (/$ere/)"
+	rm -f "$out"
+}
+for script in "${LAB_SCRIPTS[@]}"; do
+	[ -f "$script" ] || continue
+	header=$(sed -n 's/^# lab: *//p' "$script" | head -n1)
+	[ -n "$header" ] || continue
+	name=$(basename "$script" .sh)
+	while IFS= read -r ctl; do
+		[ -n "$ctl" ] || continue
+		ere=${ctl#*' ~ '}
+		[ "$ere" != "$ctl" ] || { want "lab control: $name" && record "lab control: $name ('# lab-break:' line lacks ' ~ ERE')" 1 0 "$script"; continue; }
+		cargs=() on=
+		for a in ${ctl%%' ~ '*}; do
+			case $a in on=*) on=${a#on=} ;; *) cargs+=("$a") ;; esac
+		done
+		parse_header "$header"
+		[ -n "$on" ] || { [ -n "$quick" ] && [ "$quick" != none ] && on=${quick%%,*}; } || on=${kernels%%,*}
+		cname="lab $on: $name ${cargs[*]} (negative control, must fail)"
+		if ! lab_kernel_ok "$on"; then
+			skip_test "$cname" "kernel $on not in FXBLK_LAB_KERNELS=$LAB_KERNELS"
+			continue
+		fi
+		order=$(sed -n 's/.*timeout=\([0-9]*\).*/\1/p' <<< "$header")
+		pool_add "$cname" "${order:-600}" control_run "$ere" "$TOP/tests/lab/run" --no-build \
+			--kernel "$on" "${opts[@]}" -- "$script" "${cargs[@]}"
+	done < <(sed -n 's/^# lab-break: *//p' "$script")
+done
 lab_build() {	# a failure is a failed test; the runs then use what exists
 	local s
 	for s in ${LAB_KERNELS//,/ }; do
@@ -454,6 +551,8 @@ pool_add "selftest: lab passes an I/O error the script allows" 300 "$ST" ioerr-a
 pool_add "selftest: lab fails a run whose kernel is tainted" 300 "$ST" taint "$st_kernel"
 pool_add "selftest: lab checks boot 1's kernel log in a --boots 2 run" 300 "$ST" crash "$st_kernel"
 pool_add "selftest: lab passes a known upstream lockdep report, not one with fxblk" 300 "$ST" known "$st_kernel"
+pool_add "selftest: lab fails a --boots 2 run whose boot 1 does not crash" 300 "$ST" nocrash "$st_kernel"
+pool_add "selftest: lab boots again after a stall before fxblk loads, not after" 300 "$ST" stall "$st_kernel"
 
 if printf '%s\n' "${POOL_NAMES[@]}" | grep -Eq '^(lab|selftest)'; then
 	FILTER= t "lab: build module + fxctl for the lab" lab_build
@@ -464,6 +563,6 @@ pool_run
 T=$((SECONDS - T_ALL))
 echo "check: $((T / 60))m$((T % 60))s, logs in ${LOGDIR#"$TOP"/}/"
 for f in "${FAILS[@]}"; do echo "check: failed: $f"; done
-[ "$NOTES" = 0 ] || echo "check: $NOTES sub-check(s) skipped inside tests (the 'note: SKIP:' lines above)"
-echo "$PASSED passed, $FAILED failed$([ "$SKIPPED" = 0 ] || echo ", $SKIPPED skipped")"
+[ "$NOTES" = 0 ] || echo "check: skipped: $SKIPPED tests not run, $NOTES sub-checks inside tests (the 'note: SKIP:' lines above)"
+echo "$PASSED passed, $FAILED failed$([ $((SKIPPED + NOTES)) = 0 ] || echo ", $((SKIPPED + NOTES)) skipped")"
 [ "$FAILED" = 0 ]

@@ -106,7 +106,7 @@ fx_dmesg_since() { dmesg | sed -n "/fxlab-mark: $1\$/,\$p" | sed 1d; }
 # Same two classes as tests/lab/run: FX_BAD_LOG always counts; FX_IOERR_LOG
 # counts unless the line matches a "# lab-allow: ERE" line of this script.
 FX_BAD_LOG='WARNING:|BUG:|BUG [^ :]+ \((Not t|T)ainted|Oops|KASAN|UBSAN|circular locking|recursive locking|INFO: |general protection|list_(del|add) corruption|Call Trace|kernel BUG|refcount_t:|blocked for more than'
-FX_IOERR_LOG='I/O error|beyond end of device|fxblk: .* failed I/O'
+FX_IOERR_LOG='I/O error|beyond end of device|fxblk: .* failed I/O|(critical [a-z ]+|timeout|recoverable transport|protection|kernel resource|device resource) error, dev|I/O Error \(sct'
 FX_ALLOW_LOG=$(sed -n 's/^# lab-allow: *\(..*\)$/(\1)/p' "$0" 2>/dev/null | paste -sd'|')
 fx_dmesg_clean_since() {
 	local log bad
@@ -118,6 +118,20 @@ fx_dmesg_clean_since() {
 			grep -E "$FX_IOERR_LOG" <<< "$log"
 		fi)
 	[ -z "$bad" ] || fail "kernel log after mark '$1': $bad"
+}
+
+# fx_mstat DEV FIELD: a member's block-layer counter (/sys/block/X/stat:
+# 5 = write ios, 12 = discard ios, 16 = flush ios; write-zeroes counts as a
+# write, op_stat_group()). With nvme multipath the head may not account I/O
+# (iostats off on the head); its path disks nvmeXcYnZ do: the larger of the
+# head's count and the paths' sum.
+fx_mstat() {
+	local n=${1#/dev/} f=$2 h s=0 p
+	h=$(awk -v f="$f" '{print $f}' "/sys/block/$n/stat")
+	for p in /sys/block/${n%n*}c*n${n##*n}; do
+		[ -e "$p/stat" ] && s=$((s + $(awk -v f="$f" '{print $f}' "$p/stat")))
+	done
+	echo $((h > s ? h : s))
 }
 
 # skip REASON: a sub-check that cannot run here says so (make check shows

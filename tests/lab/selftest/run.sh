@@ -20,11 +20,14 @@
 #                                               says KNOWN; the same report with an fxblk frame
 #                                               -> run must exit 1
 #   tests/lab/selftest/run.sh nocrash [KERNEL]  --boots 2 and boot 1 ends normally -> exit 1
+#   tests/lab/selftest/run.sh stall   [KERNEL]  an RCU stall report after fxblk is loaded -> exit 1,
+#                                               no second boot; one before it is loaded (first
+#                                               boot only) -> the lab boots again, says so, exit 0
 # Exit 0 when the lab behaved as required. KERNEL: 5.10|6.1|6.12 (default 6.1).
 set -uo pipefail
 HERE=$(cd "$(dirname "$(readlink -f "$0")")" && pwd)
 TOP=$(cd "$HERE/../../.." && pwd)
-CASE=${1:?usage: run.sh warn|status|timeout|panic|ioerr|ioerr-allowed|taint|crash|nocrash|known [KERNEL]}
+CASE=${1:?usage: run.sh warn|status|timeout|panic|ioerr|ioerr-allowed|taint|crash|nocrash|known|stall [KERNEL]}
 KS=${2:-6.1}
 CACHE=${FXBLK_CACHE:-/var/cache/fxblk}
 . "$CACHE/kernels.env"
@@ -121,6 +124,22 @@ taint)
 	rc=${PIPESTATUS[0]}
 	grep -q 'tainted is now' "$OUT" || { echo "selftest taint: the script did not run"; exit 1; }
 	check 1 'kernel tainted [0-9]+ \([A-Z]*U[A-Z]*\)' "a kernel tainted with a flag other than O/E fails the run"
+	;;
+stall)
+	"$RUN" --kernel "$KS" --no-fabric --no-build --timeout 300 -- "$HERE/stall-boot.sh" after 2>&1 | tee "$OUT"
+	rc=${PIPESTATUS[0]}
+	grep -q 'stall-boot: after, attempt 1, done' "$OUT" || { echo "selftest stall: the script (after) did not run"; exit 1; }
+	! grep -q '^lab: a stall was reported before fxblk was loaded' "$OUT" ||
+		{ echo "selftest stall: a stall after fxblk was loaded made the lab boot again"; exit 1; }
+	grep -Eq '^lab:   .*self-detected stall.*after fxblk is loaded' "$OUT" && [ "$rc" = 1 ] ||
+		{ echo "selftest stall: a stall after fxblk was loaded: exit $rc, not 1 naming it"; exit 1; }
+	"$RUN" --kernel "$KS" --no-fabric --no-build --timeout 300 -- "$HERE/stall-boot.sh" before 2>&1 | tee "$OUT"
+	rc=${PIPESTATUS[0]}
+	grep -q '^lab:   first boot: .*self-detected stall.*before fxblk is loaded' "$OUT" ||
+		{ echo "selftest stall: the retry did not show the first boot's stall"; exit 1; }
+	grep -q 'stall-boot: before, attempt 2, done' "$OUT" || { echo "selftest stall: no second boot"; exit 1; }
+	check 0 '^lab: a stall was reported before fxblk was loaded .*booting once more' \
+		"a stall before fxblk loads boots once more (and says so); one after it loads fails the run"
 	;;
 nocrash)
 	"$RUN" --kernel "$KS" --members 1 --size-mb 64 --persist --boots 2 --no-build --timeout 300 \

@@ -1,15 +1,19 @@
 #!/bin/bash
-# lab: kernels=5.10,6.1,6.12 quick=5.10,6.12 members=4 timeout=1200 nullb-attr=cache_size=64 file=/usr/sbin/blkdiscard:/lab/bin/blkdiscard file=/usr/sbin/fstrim:/lab/bin/fstrim
+# lab: kernels=5.10,6.1,6.12 quick=5.10,6.1,6.12 members=4 timeout=1200 nullb-attr=cache_size=64 file=/usr/sbin/blkdiscard:/lab/bin/blkdiscard file=/usr/sbin/fstrim:/lab/bin/fstrim
 # Flush, FUA, discard and write-zeroes reach the members:
 #  - fsync on /dev/fxN (fio --fsync=1): every member sees >= one flush per fsync,
 #    counted twice: by fxblk (fxctl stats: members[].flush.ios) and by the
 #    member's own block layer (/sys/block/nvmeXnY/stat, field 16 = flush ios);
 #  - O_DIRECT|O_SYNC writes (REQ_FUA): fxctl stats members[].write.fua grows on
-#    exactly the members the writes map to;
+#    exactly the members the writes map to, by exactly 2; fxN must advertise
+#    FUA when its members do;
 #  - write-zeroes (BLKZEROOUT ioctl via util-linux `blkdiscard -z`, copied
 #    into the VM by the header above; or
 #    `fallocate --zero-range`) reads back as zeroes over a range crossing six
-#    chunk boundaries, and leaves the neighbouring blocks alone;
+#    chunk boundaries, and leaves the neighbouring blocks alone; it reaches
+#    every member as writes, never as discard (the members' block-layer
+#    discard counter must not move: the lab's members zero on discard, so
+#    the read-back alone cannot tell the two apart);
 #    When fx does not advertise write-zeroes although its members do, that is
 #    a failure; when neither does, the offload sub-check prints SKIP.
 #  - discard: split per member (each member's discard counters grow), and where
@@ -25,17 +29,7 @@ read -r -a M <<<"${FX_MEMBERS:-}"
 M=("${M[@]:0:4}"); N=4
 fx_load
 stats() { fxctl -o json stats t12 >"$1" || fail "fxctl -o json stats t12"; }
-# mstat MEMBER FIELD: member block-layer counter from /sys/block/X/stat
-# (field 12 = discard ios, 16 = flush ios). With nvme multipath the head disk
-# may not account I/O (iostats off on the head); its path disks nvmeXcYnZ do.
-mstat() {
-	local n=${1#/dev/} f=$2 h s=0 p
-	h=$(awk -v f="$f" '{print $f}' "/sys/block/$n/stat")
-	for p in /sys/block/${n%n*}c*n${n##*n}; do
-		[ -e "$p/stat" ] && s=$((s + $(awk -v f="$f" '{print $f}' "$p/stat")))
-	done
-	echo $((h > s ? h : s))
-}
+mstat() { fx_mstat "$@"; }
 # is_fill OFFSET OCTAL: the 4 KiB block of $DEV at OFFSET holds only that byte
 is_fill() {
 	cmp -s <(dd if="$DEV" bs=4096 skip=$(($1 / 4096)) count=1 iflag=direct 2>/dev/null) \
@@ -79,8 +73,12 @@ log "flush: every fsync on $DEV reached all $N members"
 
 # --- FUA -------------------------------------------------------------------
 # 8 x 64 KiB O_DSYNC direct writes from volume chunk 4: chunks 4..11 -> 2 per member
-[ "$(cat /sys/block/$DISK/queue/fua 2>/dev/null || echo 1)" = 1 ] ||
-	echo "   note: $DEV queue/fua=0, FUA will be emulated by the block layer (pre/post flush)"
+# fxN advertises FUA when its members do (a lost FUA flag is a failure, not
+# a note); only members without FUA make the exact count a SKIP
+FXFUA=$(cat /sys/block/$DISK/queue/fua 2>/dev/null || echo 1)
+MFUA=$(cat /sys/block/${M[0]#/dev/}/queue/fua 2>/dev/null || echo 1)
+[ "$MFUA" = 0 ] || [ "$FXFUA" = 1 ] || fail "$DEV does not advertise FUA (queue/fua=0) although its members do"
+[ "$FXFUA" = 1 ] || skip "exact FUA count: the members do not advertise FUA (the block layer emulates it with flushes)"
 stats /tmp/s0
 fio --eta=never --name=fua --filename="$DEV" --direct=1 --sync=1 --rw=write --bs=64k --size=512k \
 	--offset=$((4 * CH)) --ioengine=psync --output=/tmp/fio.out || fail "fio --sync=1 on $DEV"
@@ -89,7 +87,7 @@ for i in 0 1 2 3; do
 	a=$(($(jv volume.members.$i.write.fua /tmp/s1) - $(jv volume.members.$i.write.fua /tmp/s0)))
 	w=$(($(jv volume.members.$i.write.ios /tmp/s1) - $(jv volume.members.$i.write.ios /tmp/s0)))
 	echo "   member $i: $w writes, $a with FUA"
-	if [ "$(cat /sys/block/$DISK/queue/fua 2>/dev/null || echo 1)" = 1 ]; then
+	if [ "$FXFUA" = 1 ]; then
 		[ $a -eq 2 ] || fail "${M[$i]}: expected 2 FUA writes (chunks $i+4, $i+8), fxblk sent $a"
 	fi
 	[ $w -ge 2 ] || fail "${M[$i]}: expected >= 2 writes, got $w"
@@ -113,7 +111,7 @@ ZMAX=$(cat /sys/block/$DISK/queue/write_zeroes_max_bytes)
 echo "   $DEV write_zeroes_max_bytes=$ZMAX members: $(cat /sys/block/${M[0]#/dev/}/queue/write_zeroes_max_bytes)"
 fio --eta=never --name=fill --filename="$DEV" --direct=1 --rw=write --bs=1M --size=8M --offset=$((16 * 1048576)) \
 	--buffer_pattern=0xa5 --ioengine=libaio --iodepth=4 --output=/tmp/fio.out || fail "fill"
-stats /tmp/s0
+stats /tmp/s0; for i in 0 1 2 3; do D0[$i]=$(mstat "${M[$i]}" 12) W0[$i]=$(mstat "${M[$i]}" 5); done
 ZO=$((16 * 1048576 + 3 * CH + 4096)); ZL=$((5 * CH + 8192)) # crosses 6 chunk boundaries
 # util-linux blkdiscard -z = BLKZEROOUT; busybox's blkdiscard has no -z
 if blkdiscard --help 2>&1 | grep -q -- --zeroout; then
@@ -128,6 +126,16 @@ cmp -s <(dd if="$DEV" bs=4096 skip=$((ZO / 4096)) count=$((ZL / 4096)) iflag=dir
 	<(head -c $ZL /dev/zero) || fail "write-zeroes range [$ZO, +$ZL) does not read back as zeroes"
 is_fill "$((ZO - 4096))" '\245' && is_fill "$((ZO + ZL))" '\245' ||
 	fail "write-zeroes touched the 4 KiB blocks next to [$ZO, +$ZL)"
+# The members zero on discard (memory-backed null_blk), so the read-back
+# cannot tell write-zeroes from discard: their own block-layer counters can.
+# REQ_OP_WRITE_ZEROES is accounted as a write (op_stat_group()), a discard
+# in field 12: that one must not move, field 5 (writes) must.
+for i in 0 1 2 3; do
+	d=$(($(mstat "${M[$i]}" 12) - D0[$i])) w=$(($(mstat "${M[$i]}" 5) - W0[$i]))
+	echo "   member $i: write-zeroes of $DEV gave $w writes, $d discards"
+	[ $d = 0 ] || fail "${M[$i]}: its discard counter moved by $d on write-zeroes of $DEV: zeroes sent as DISCARD (stale data where discard does not zero)"
+	[ $w -ge 1 ] || fail "${M[$i]}: no write arrived for write-zeroes over all members"
+done
 MZMAX=$(cat /sys/block/${M[0]#/dev/}/queue/write_zeroes_max_bytes)
 if [ "$ZMAX" = 0 ] && [ "$MZMAX" != 0 ]; then
 	fail "$DEV does not advertise write-zeroes (0) although its members do ($MZMAX): fxblk drops the offload"

@@ -1,5 +1,5 @@
 #!/bin/bash
-# lab: kernels=5.10,6.1,6.12 quick=6.12 members=4 timeout=1200
+# lab: kernels=5.10,6.1,6.12 quick=6.1,6.12 members=4 timeout=1200
 # A file system survives remove + re-create: mkfs.xfs on /dev/fxN, files of
 # assorted sizes (buffered and O_DIRECT, some with fsync), sha256 sums,
 # unmount, fxctl remove, re-create with the same members and chunk, mount,

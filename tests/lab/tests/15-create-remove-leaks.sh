@@ -6,7 +6,7 @@
 # freed (STATUS FXBLK_ATTR_LIVE_VOLUMES, read with `fxblk-nltest
 # --live-volumes` or fxctl's JSON if it has it) must follow every create and
 # remove exactly (1 with one volume, 4 with four) and be 0 once all are
-# removed; a module without the attribute makes this sub-check print SKIP.
+# removed; a module without the attribute fails (it ships).
 #
 # Two halves of 16 volumes each (8 four-member volumes one after another, with
 # chunk sizes 4 KiB..16 MiB and some I/O incl. flushes, plus 2 rounds of 4
@@ -48,12 +48,10 @@ live_volumes() {
 	echo "${v:-absent}"
 }
 LIVE=$(live_volumes)
-if [ "$LIVE" = absent ]; then
-	skip "single-volume leak check: the module does not report FXBLK_ATTR_LIVE_VOLUMES in STATUS (fxblk predates it)"
-else
-	[[ $LIVE =~ ^[0-9]+$ ]] || fail "live volume count '$LIVE' is not a number"
-	expect_eq "$LIVE" 0 "live volumes before the first create"
-fi
+# FXBLK_ATTR_LIVE_VOLUMES ships (kmod/fxblk_netlink.c): its absence fails
+[ "$LIVE" != absent ] || fail "the module does not report FXBLK_ATTR_LIVE_VOLUMES in STATUS (fxctl version, fxblk-nltest --live-volumes)"
+[[ $LIVE =~ ^[0-9]+$ ]] || fail "live volume count '$LIVE' is not a number"
+expect_eq "$LIVE" 0 "live volumes before the first create"
 # expect_live N WHAT: the count is N (when the module reports it)
 expect_live() {
 	[ "$LIVE" = absent ] || expect_eq "$(live_volumes)" "$1" "live volumes $2"

@@ -1,5 +1,5 @@
 #!/bin/bash
-# lab: kernels=6.1,6.12 quick=6.12 members=4 timeout=600 nullb-attr=cache_size=64
+# lab: kernels=6.1,6.12 quick=6.1,6.12 members=4 timeout=600 nullb-attr=cache_size=64
 # Flush ordering: the data of a PREFLUSH write must not be issued before every
 # member's flush completed (Documentation/block/writeback_cache_control.rst;
 # dm flushes all targets, waits, then sends the data without PREFLUSH).

@@ -1,5 +1,6 @@
 #!/bin/bash
 # lab: kernels=6.1,6.12 quick=6.12 members=4 size-mb=256 persist boots=2 timeout=600
+# lab-break: break=member-wt ~ acknowledged (metadata )?writes lost or changed by the crash
 # Crash consistency: every acknowledged write survives a crash of the VM.
 # Members are nvmet file-backed namespaces on the lab's persistent disk
 # (--persist: the guest's page cache is their volatile write cache, only what
@@ -236,8 +237,10 @@ boot2() {
 			fail "break=corrupt: write failed"
 	fi
 	# log replay, then the check (xfs_repair -n refuses a dirty log; e2fsck
-	# -n would not replay the journal)
-	fx_run mount -t "$FS" "$DEV" $MNT
+	# -n would not replay the journal). A log that does not replay means
+	# flushed metadata was lost (seen with break=member-wt: xfs found a
+	# corrupt inode buffer during recovery and shut down)
+	mount -t "$FS" "$DEV" $MNT || fail "the file system does not mount after the crash (log replay failed): acknowledged metadata writes lost or changed by the crash"
 	fx_run umount $MNT
 	if [ "$FS" = xfs ]; then
 		xfs_repair -n "$DEV" > /tmp/repair.out 2>&1 || fsck=NOT-clean

@@ -1,5 +1,6 @@
 #!/bin/bash
 # lab: kernels=6.1,6.12 quick=6.12 members=4 size-mb=512
+# lab-break: --break primary ~ primary destroyed: source, primary/backup valid
 # On-disk labels (docs/on-disk-format.md): create labels every member
 # (examine shows index/count/uuid on each, text, JSON and --export); the
 # kernel keeps the data area out of the 1 MiB end reserve; create refuses a

@@ -1,5 +1,5 @@
 #!/bin/bash
-# lab: kernels=6.1,6.12 quick=6.12 members=2 timeout=600
+# lab: kernels=6.1,6.12 quick=6.1,6.12 members=2 timeout=600
 # Large io_uring (REQ_NOWAIT) bios whose pieces are longer than the members
 # take whole. The block core refuses a NOWAIT bio that it would have to
 # split (bio_split_rw_at()); a member whose max_sectors is below fxN's piece
