@@ -154,7 +154,7 @@ expect_dkms() {
 	echo "$d/dkms.conf"
 	echo "$d/VERSION"
 	for f in "$TOP"/kmod/include/uapi/linux/*.h; do echo "$d/include/uapi/linux/${f##*/}"; done
-	for f in "$TOP"/kmod/Makefile "$TOP"/kmod/Kbuild "$TOP"/kmod/*.c "$TOP"/kmod/*.h; do
+	for f in "$TOP"/kmod/Makefile "$TOP"/kmod/Kbuild "$TOP"/kmod/*.c "$TOP"/kmod/*.h "$TOP"/kmod/*.sh; do
 		echo "$d/${f##*/}"
 	done
 	for f in "$TOP"/kmod/compat/*; do echo "$d/compat/${f##*/}"; done

@@ -21,9 +21,8 @@
 #   - fxctl stats: no member error (EAGAIN is not a member failure)
 #   - the log shows no I/O error
 #   - an EAGAIN did happen and its piece was sent again: a kprobe counts the
-#     runs of the volume's worker (fxblk_deferred_work), which re-sends a
-#     piece a member refused with EAGAIN; this workload has no PREFLUSH data,
-#     the worker's other job. 0 runs: the test proved nothing (NOWAIT not
+#     runs of the volume's re-issue work (fxblk_reissue_work), which re-sends
+#     in place a piece a member refused with EAGAIN. 0 runs: the test proved nothing (NOWAIT not
 #     passed down, or the member did not refuse), a failure, not a SKIP.
 . /lab/lib.sh
 . /lab/faults.sh
@@ -61,7 +60,7 @@ fl_tracefs
 [ -w $FL_TRACE/kprobe_events ] || fail "no kprobe_events in tracefs ($FL_TRACE): Debian kernels have CONFIG_KPROBE_EVENTS"
 echo 0 2>/dev/null > $FL_TRACE/events/kprobes/enable
 echo > $FL_TRACE/kprobe_events
-echo 'p:fxwork29 fxblk:fxblk_deferred_work' >> $FL_TRACE/kprobe_events || fail "kprobe on fxblk_deferred_work refused"
+echo 'p:fxwork29 fxblk:fxblk_reissue_work' >> $FL_TRACE/kprobe_events || fail "kprobe on fxblk_reissue_work refused"
 echo 'p:fxsubmit29 fxblk:fxblk_submit_bio' >> $FL_TRACE/kprobe_events || fail "kprobe on fxblk_submit_bio refused"
 hits() { awk -v n="$1" '$1 == n {print $2; f=1} END {if (!f) print 0}' $FL_TRACE/kprobe_profile; }
 fx_run fxblk-nltest --cmd create --name t29 --chunk 128 --member "${DEV[$A]}" \
@@ -113,7 +112,7 @@ run_fio t29r 4 --rw=randread --size=96M --time_based --runtime=8
 
 echo 0 > $FL_TRACE/events/kprobes/enable
 RESENT=$(hits fxwork29) SUB=$(hits fxsubmit29)
-log "kprobes: fxblk_submit_bio $SUB, fxblk_deferred_work $RESENT (pieces refused with EAGAIN, sent again)"
+log "kprobes: fxblk_submit_bio $SUB, fxblk_reissue_work $RESENT (pieces refused with EAGAIN, sent again)"
 [ "$SUB" -gt 0 ] || fail "the kprobe on fxblk_submit_bio counted nothing: the probes do not count"
 [ "$RESENT" -gt 0 ] || fail "no piece was refused with EAGAIN and sent again while $A was suspended: the test proved nothing (NOWAIT not passed to the members?)"
 echo > $FL_TRACE/kprobe_events
