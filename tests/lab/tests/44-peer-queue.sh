@@ -1,5 +1,5 @@
 #!/bin/bash
-# lab: kernels=6.1,6.12 quick=none members=4 timeout=600
+# lab: kernels=6.1,6.12,7.3 quick=none members=4 timeout=600
 # Peer queues (kmod/fxblk_peerq.c, issue 20 first milestone): with
 # fxblk.peer_queues=1 a synchronous FXBLK_PEER_IOC_RW of registered host
 # memory on /dev/fxN over 4 NVMe-oF/RDMA members goes over fxblk's own
