@@ -14,6 +14,7 @@
 #include <linux/netlink.h>
 #include <linux/percpu.h>
 #include <linux/percpu-refcount.h>
+#include <linux/rwsem.h>
 #include <linux/spinlock.h>
 #include <linux/wait.h>
 #include <linux/workqueue.h>
@@ -87,6 +88,7 @@ struct fxblk_direct_cpu {
 };
 
 struct fxblk_volume;
+struct fxblk_peerq_ctrl;
 
 struct fxblk_member {
 	struct fxblk_volume *vol;
@@ -100,6 +102,8 @@ struct fxblk_member {
 	bool holder_linked;
 	bool p2pdma;			/* its queue takes P2PDMA pages */
 	struct fxblk_stat_cpu __percpu *stats;
+	/* fxblk's own association (fxblk_peerq.c); vol->peerq_sem */
+	struct fxblk_peerq_ctrl *peerq;
 
 	/* Health (fxblk_health.c); written from completions, any context. */
 	unsigned int state;		/* enum fxblk_state */
@@ -164,6 +168,8 @@ struct fxblk_volume {
 	struct bio_list reissue;
 	struct work_struct reissue_work;
 	struct workqueue_struct *reissue_wq;
+	/* Peer queues: read by their I/O, written to open or close them. */
+	struct rw_semaphore peerq_sem;
 	unsigned int nr_members;
 	struct fxblk_member members[];
 };

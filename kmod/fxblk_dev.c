@@ -42,6 +42,7 @@
 #include <trace/events/block.h>
 
 #include "fxblk.h"
+#include "fxblk_peerq.h"
 
 /* ---- bio path ---------------------------------------------------------- */
 
@@ -1138,6 +1139,7 @@ struct fxblk_volume *fxblk_dev_alloc(const struct fxblk_create_req *req,
 	init_completion(&vol->torn_down);
 	spin_lock_init(&vol->open_lock);
 	mutex_init(&vol->alloc_lock);
+	init_rwsem(&vol->peerq_sem);
 	spin_lock_init(&vol->deferred_lock);
 	bio_list_init(&vol->deferred);
 	bio_list_init(&vol->reissue);
@@ -1272,6 +1274,8 @@ void fxblk_dev_destroy(struct fxblk_volume *vol)
 	if (!percpu_ref_is_dying(&vol->active))
 		percpu_ref_kill(&vol->active);
 	wait_for_completion(&vol->drained);
+	/* No peer RW holds @active any more: close fxblk's associations. */
+	fxblk_peerq_vol_close(vol);
 	for (i = 0; i < vol->nr_members; i++)
 		cancel_delayed_work_sync(&vol->members[i].health_work);
 	/* Before del_gendisk(), which drops the holder directory. */

@@ -22,6 +22,7 @@
 
 #include "fxblk.h"
 #include "fxblk_peer.h"
+#include "fxblk_peerq.h"
 
 DEFINE_MUTEX(fxblk_lock);
 static DEFINE_IDR(fxblk_idr);
@@ -279,13 +280,19 @@ static int __init fxblk_init(void)
 	ret = fxblk_peer_init();
 	if (ret)
 		goto out_blkdev;
-	ret = fxblk_nl_init();
+	ret = fxblk_peerq_init();
 	if (ret)
 		goto out_peer;
+	ret = fxblk_nl_init();
+	if (ret)
+		goto out_peerq;
 	pr_info("version %s loaded, major %d\n", FXBLK_MOD_VERSION,
 		fxblk_major);
 	return 0;
 
+out_peerq:
+	fxblk_peerq_exit();
+	fxblk_peerq_exit_late();
 out_peer:
 	fxblk_peer_exit();
 out_blkdev:
@@ -308,12 +315,14 @@ static void __exit fxblk_exit(void)
 
 	fxblk_nl_exit();
 	fxblk_peer_exit();
+	fxblk_peerq_exit();
 	while ((vol = fxblk_get_next(&index))) {
 		/* Not killable: nobody could remove what is left after exit. */
 		WARN_ON_ONCE(__fxblk_destroy(vol, false, true, NULL, NULL));
 		fxblk_vol_put(vol);
 	}
 	wait_var_event(&fxblk_nr_live, !atomic_read(&fxblk_nr_live));
+	fxblk_peerq_exit_late();
 	destroy_workqueue(fxblk_wq);
 	idr_destroy(&fxblk_idr);
 	unregister_blkdev(fxblk_major, "fxblk");

@@ -38,6 +38,7 @@
 
 #include "fxblk.h"
 #include "fxblk_peer.h"
+#include "fxblk_peerq.h"
 
 /* Async I/Os submitted and not reaped yet, per context. */
 #define FXBLK_PEER_MAX_ASYNC	4096
@@ -1067,6 +1068,23 @@ static int fxblk_peer_ioc_rw(struct fxblk_peer_ctx *ctx, void __user *argp)
 	if (ret) {
 		fxblk_peer_stop(reg);
 		goto out_async;
+	}
+	/*
+	 * A synchronous RW of pinned pages goes over fxblk's own NVMe-oF
+	 * queues to the members when the volume has them (fxblk_peerq.c);
+	 * -EOPNOTSUPP: it does not, the bios below carry it.
+	 */
+	if (!io->async && reg->pages) {
+		ret = fxblk_peerq_rw(bdev, reg->pages, reg->first_off + a.buf_off,
+				     a.dev_off, a.len,
+				     a.op == FXBLK_PEER_OP_WRITE);
+		if (ret != -EOPNOTSUPP) {
+			fxblk_peer_stop(reg);
+			kfree(io);
+			if (!ret && a.op == FXBLK_PEER_OP_WRITE)
+				fxblk_peer_cache_after(file, &a);
+			goto out_file;
+		}
 	}
 
 	/* From here the I/O owns the file and, by @inflight, the pages. */

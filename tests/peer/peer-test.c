@@ -23,6 +23,14 @@
  *                                        nvme-pci), EREMOTEIO with RDMADEV
  *   peer-test memlock                    (unprivileged) RLIMIT_MEMLOCK
  *   peer-test use-fd FD HANDLE           (exec'd by host) use a foreign ctx
+ *   peer-test rwfile read|write DEV BUF_OFF DEV_OFF LEN FILE
+ *                                        one synchronous RW of LEN bytes at
+ *                                        BUF_OFF of a fresh host registration
+ *                                        and DEV_OFF of DEV: FILE is written
+ *                                        from the buffer (read) or read into
+ *                                        it (write); the bytes around the
+ *                                        range must stay untouched
+ *                                        (44-peer-queue.sh)
  *
  * DEV is /dev/fxN striped with 64 KiB chunks over at least 2 members.
  */
@@ -1319,6 +1327,59 @@ static int cmd_p2pmem(const char *alloc, const char *path, const char *rdma)
 	return 0;
 }
 
+static void file_io(const char *path, void *p, size_t n, int out)
+{
+	int fd = open(path, out ? O_WRONLY | O_CREAT | O_TRUNC : O_RDONLY,
+		      0600);
+	ssize_t got;
+
+	if (fd < 0)
+		fail("open %s: %s", path, strerror(errno));
+	got = out ? write(fd, p, n) : read(fd, p, n);
+	if (got != (ssize_t)n)
+		fail("%s %s: %zd of %zu bytes", out ? "write" : "read", path,
+		     got, n);
+	close(fd);
+}
+
+static int cmd_rwfile(const char *op, const char *path, uint64_t buf_off,
+		      uint64_t dev_off, uint64_t len, const char *file)
+{
+	int write_op = !strcmp(op, "write");
+	uint64_t size = (buf_off + len + 8191) & ~4095ULL, i;
+	int ctl = open_ctl();
+	int dev = open(path, (write_op ? O_RDWR : O_RDONLY) | O_CLOEXEC);
+	unsigned char *buf = alloc_buf(size);
+	struct fxblk_peer_register r;
+
+	if (!write_op && strcmp(op, "read"))
+		fail("rwfile: op '%s' is neither read nor write", op);
+	if (dev < 0)
+		fail("open %s: %s", path, strerror(errno));
+	memset(buf, 0xa5, size);
+	if (write_op)
+		file_io(file, buf + buf_off, len, 0);
+	expect(reg(ctl, FXBLK_PEER_PROV_HOST, 0, (uintptr_t)buf, size, &r), 0,
+	       "REGISTER host memory");
+	if (rw(ctl, r.handle, write_op ? FXBLK_PEER_OP_WRITE :
+	       FXBLK_PEER_OP_READ, dev, buf_off, dev_off, len))
+		fail("RW %s of %" PRIu64 " bytes at %" PRIu64 " (buffer +%"
+		     PRIu64 "): %s", op, len, dev_off, buf_off,
+		     strerror(errno));
+	good("RW %s of %" PRIu64 " bytes at %" PRIu64 " (buffer +%" PRIu64 ")",
+	     op, len, dev_off, buf_off);
+	for (i = 0; i < size; i++)
+		if ((i < buf_off || i >= buf_off + len) && buf[i] != 0xa5)
+			fail("byte %" PRIu64 " of the buffer, outside the RW range, changed to 0x%02x",
+			     i, buf[i]);
+	good("the %" PRIu64 " bytes around the range untouched",
+	     size - len);
+	if (!write_op)
+		file_io(file, buf + buf_off, len, 1);
+	expect(dereg(ctl, r.handle), 0, "DEREGISTER");
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	self = "/proc/self/exe";
@@ -1341,6 +1402,10 @@ int main(int argc, char **argv)
 		return cmd_badcount();
 	if (argc == 2 && !strcmp(argv[1], "memlock"))
 		return cmd_memlock();
+	if (argc == 8 && !strcmp(argv[1], "rwfile"))
+		return cmd_rwfile(argv[2], argv[3], strtoull(argv[4], NULL, 0),
+				  strtoull(argv[5], NULL, 0),
+				  strtoull(argv[6], NULL, 0), argv[7]);
 	if (argc == 4 && !strcmp(argv[1], "use-fd"))
 		return cmd_use_fd(atoi(argv[2]), strtoull(argv[3], NULL, 0));
 	fprintf(stderr, "usage: see the comment at the top of peer-test.c\n");

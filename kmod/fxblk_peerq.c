@@ -1,0 +1,1717 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * fxblk peer queues: fxblk's own NVMe-oF/RDMA association to the subsystem
+ * of each nvme-rdma member, next to (never instead of) the kernel's
+ * nvme-rdma controller, so that FXBLK_PEER_IOC_RW moves registered memory
+ * with an FRWR registration and a keyed SGL and not through the member's
+ * block queue: the memory does not need to go into a bio.
+ *
+ * Per member (opened lazily by the first peer RW of its volume when the
+ * module parameter peer_queues is set, closed with the volume):
+ *  - the address, subsystem NQN, host NQN and host ID of one live rdma
+ *    controller of the member's subsystem, read from its sysfs directory;
+ *  - an admin queue: RDMA CM connect with the NVMe/RDMA private data,
+ *    Fabrics Connect (cntlid 0xffff, KATO), Property Get CAP, Set CC.EN,
+ *    Get CSTS.RDY, Identify Controller (MDTS, SGLS: keyed SGL data block
+ *    required), Keep Alive every KATO/2;
+ *  - one I/O queue, Fabrics Connect with the admin queue's cntlid.
+ * The wire formats and the order of events follow the upstream host,
+ * drivers/nvme/host/rdma.c and fabrics.c (5.10 to 6.12): a command holds a
+ * reference for its SEND completion and one for its response; data is
+ * registered with IB_WR_REG_MR chained before the SEND and described by a
+ * keyed SGL with the invalidate flag, so the target invalidates remotely
+ * (SEND with invalidate) or we post a LOCAL_INV before completing it.
+ * Completions run in softirq (IB_POLL_SOFTIRQ). A WC error or a disconnect
+ * stops the association from a work item: rdma_disconnect(), ib_drain_qp()
+ * (no completion runs after it), then every command still posted is failed.
+ * A stopped association stays down until its volume goes (no reconnect
+ * yet); the RW then takes the block path.
+ *
+ * Locking: vol->peerq_sem, read by an RW for its whole I/O and by the
+ * debugfs dump, written to open members' associations and to tear one
+ * down (volume close, RDMA device removal); q->lock guards a queue's
+ * slots and its live flag, which every post checks; ctrl->stop_lock
+ * serialises the stops.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/bitmap.h>
+#include <linux/blkdev.h>
+#include <linux/debugfs.h>
+#include <linux/delay.h>
+#include <linux/fs.h>
+#include <linux/inet.h>
+#include <linux/module.h>
+#include <linux/moduleparam.h>
+#include <linux/nvme.h>
+#include <linux/scatterlist.h>
+#include <linux/seq_file.h>
+#include <linux/sizes.h>
+#include <linux/slab.h>
+#include <linux/uuid.h>
+#include <rdma/ib_verbs.h>
+#include <rdma/rdma_cm.h>
+
+#include "fxblk.h"
+#include "fxblk_peerq.h"
+
+#define FXBLK_PEERQ_DEPTH	32	/* entries of each queue, NVME_AQ_DEPTH */
+#define FXBLK_PEERQ_CM_MS	3000	/* RDMA CM resolve timeouts */
+#define FXBLK_PEERQ_KATO_MS	5000	/* Keep Alive Timeout we ask for */
+#define FXBLK_PEERQ_CMD_TIMEOUT	(30 * HZ)
+#define FXBLK_PEERQ_MAX_PAGES	256	/* 4 KiB pages per MR: 1 MiB */
+#define FXBLK_PEERQ_RETRY	(10 * HZ)	/* after a failed open */
+#define FXBLK_PEERQ_SGLS_KEYED	(1U << 2)	/* Identify SGLS bit 2 */
+/* Status of a command failed by a stop: above any (status >> 1) of a CQE. */
+#define FXBLK_PEERQ_ABORTED	0x8000
+#define FXBLK_PEERQ_WHY_LEN	96
+
+static bool fxblk_peerq_enabled;
+module_param_named(peer_queues, fxblk_peerq_enabled, bool, 0644);
+MODULE_PARM_DESC(peer_queues,
+		 "Peer RW over fxblk's own NVMe-oF/RDMA queues to nvme-rdma members (lab only; default: off)");
+
+/*
+ * rdma_cm private data of a connect request (NVMe/RDMA transport binding;
+ * include/linux/nvme-rdma.h, whose cntlid field 5.10 and 6.1 lack).
+ */
+struct fxblk_peerq_cm_req {
+	__le16 recfmt;
+	__le16 qid;
+	__le16 hrqsize;
+	__le16 hsqsize;
+	__le16 cntlid;
+	u8 rsvd[22];
+};
+
+struct fxblk_peerq_cm_rej {
+	__le16 recfmt;
+	__le16 sts;
+};
+
+struct fxblk_peerq_queue;
+
+/* One command slot: its capsule, its MR, and its data while in flight. */
+struct fxblk_peerq_cmd {
+	struct fxblk_peerq_queue *q;
+	struct nvme_command *sqe;	/* mapped DMA_TO_DEVICE at @sqe_dma */
+	u64 sqe_dma;
+	struct ib_cqe send_cqe;
+	struct ib_cqe reg_cqe;		/* REG_MR errors, LOCAL_INV */
+	struct ib_reg_wr reg_wr;
+	struct ib_mr *mr;
+	struct scatterlist *sgl;	/* the data, while @mapped */
+	int nents;
+	enum dma_data_direction dir;
+	bool mapped;
+	bool posted;			/* a stop must fail it; q->lock */
+	refcount_t ref;			/* SEND + response (+ LOCAL_INV) */
+	u16 status;			/* CQE status >> 1, or ABORTED */
+	union nvme_result result;
+	void (*done)(void *priv, u16 status, const union nvme_result *res);
+	void *priv;
+};
+
+struct fxblk_peerq_rsp {
+	struct ib_cqe cqe;
+	struct nvme_completion *buf;
+	u64 dma;
+};
+
+struct fxblk_peerq_queue {
+	struct fxblk_peerq_ctrl *ctrl;
+	u16 qid;
+	u16 depth;
+	unsigned int max_pages;		/* 4 KiB pages per MR */
+	struct rdma_cm_id *cm_id;
+	struct ib_device *ibdev;
+	struct ib_pd *pd;
+	struct ib_cq *cq;
+	struct ib_qp *qp;
+	bool ib_ready;			/* pd, cq, qp, slots, responses */
+	struct fxblk_peerq_cmd *cmds;
+	struct fxblk_peerq_rsp *rsps;
+	struct nvme_completion *rsp_buf;	/* depth CQEs, one mapping */
+	u64 rsp_dma;
+	struct completion cm_done;
+	int cm_error;
+	spinlock_t lock;		/* @busy, @live, cmd->posted */
+	unsigned long *busy;
+	bool live;
+	wait_queue_head_t wait;		/* a slot freed, or !live */
+};
+
+enum fxblk_peerq_state {
+	FXBLK_PEERQ_OPENING,
+	FXBLK_PEERQ_LIVE,
+	FXBLK_PEERQ_FAILED,		/* open failed; retried later */
+	FXBLK_PEERQ_DOWN,		/* was live, stopped */
+};
+
+static const char *const fxblk_peerq_state_name[] = {
+	[FXBLK_PEERQ_OPENING] = "opening",
+	[FXBLK_PEERQ_LIVE] = "live",
+	[FXBLK_PEERQ_FAILED] = "failed",
+	[FXBLK_PEERQ_DOWN] = "down",
+};
+
+struct fxblk_peerq_ctrl {
+	struct list_head node;		/* fxblk_peerq_ctrls */
+	struct fxblk_member *m;
+	struct sockaddr_storage addr;
+	char kctrl[16];			/* the kernel's controller we copied */
+	char traddr[64];
+	char trsvcid[16];
+	char subsysnqn[NVMF_NQN_FIELD_LEN];
+	char hostnqn[NVMF_NQN_FIELD_LEN];
+	uuid_t hostid;
+	u32 nsid;
+	unsigned int lbs_shift;
+	struct fxblk_peerq_queue admin, io;
+	int state;			/* enum fxblk_peerq_state */
+	bool closing;
+	unsigned long retry_at;		/* jiffies, after FAILED */
+	char why[FXBLK_PEERQ_WHY_LEN];
+	const char *err_why;		/* for the error work */
+	struct mutex stop_lock;
+	u64 cap;
+	u16 cntlid;
+	u16 maxcmd;
+	u8 mdts;
+	u32 sgls;
+	u32 max_bytes;			/* of one Read/Write */
+	struct delayed_work ka_work;
+	struct work_struct err_work;
+	struct work_struct remove_work;
+	atomic64_t ka_sent;
+	atomic64_t ios[2];		/* completed Read, Write */
+	atomic64_t bytes[2];
+	atomic64_t errors;
+};
+
+static struct workqueue_struct *fxblk_peerq_wq;
+static struct dentry *fxblk_peerq_debugfs;
+/* Every association, for RDMA device removal. */
+static LIST_HEAD(fxblk_peerq_ctrls);
+static DEFINE_MUTEX(fxblk_peerq_ctrls_lock);
+
+/* ---- the member's controller, from sysfs ------------------------------ */
+
+static int fxblk_peerq_read_attr(const char *path, char *buf, size_t len)
+{
+	struct file *f = filp_open(path, O_RDONLY, 0);
+	loff_t pos = 0;
+	ssize_t n;
+
+	if (IS_ERR(f))
+		return PTR_ERR(f);
+	n = kernel_read(f, buf, len - 1, &pos);
+	filp_close(f, NULL);
+	if (n < 0)
+		return n;
+	buf[n] = '\0';
+	strim(buf);
+	return 0;
+}
+
+struct fxblk_peerq_scan {
+	struct dir_context ctx;
+	unsigned int n;
+	char names[8][16];
+};
+
+/* Collects the "nvmeN" links of a subsystem directory. */
+static FXBLK_FILLDIR_RET fxblk_peerq_filldir(struct dir_context *ctx,
+					     const char *name, int len,
+					     loff_t off, u64 ino,
+					     unsigned int type)
+{
+	struct fxblk_peerq_scan *s = container_of(ctx, struct fxblk_peerq_scan,
+						  ctx);
+	unsigned int inst;
+	char tmp[16];
+
+	if (len < 5 || len >= sizeof(tmp) || s->n == ARRAY_SIZE(s->names))
+		return FXBLK_FILLDIR_GO_ON;
+	memcpy(tmp, name, len);
+	tmp[len] = '\0';
+	if (strncmp(tmp, "nvme", 4) || kstrtouint(tmp + 4, 10, &inst))
+		return FXBLK_FILLDIR_GO_ON;
+	strscpy(s->names[s->n++], tmp, sizeof(s->names[0]));
+	return FXBLK_FILLDIR_GO_ON;
+}
+
+/* A live rdma controller under @dir (a subsystem, or the controller). */
+static int fxblk_peerq_pick_ctrl(struct fxblk_peerq_ctrl *ctrl,
+				 const char *dir, char *path, char *val)
+{
+	struct fxblk_peerq_scan *s;
+	struct file *f;
+	unsigned int i;
+	int ret;
+
+	snprintf(path, PATH_MAX, "%s/transport", dir);
+	if (!fxblk_peerq_read_attr(path, val, PAGE_SIZE)) {
+		/* the disk's parent is the controller itself */
+		if (strcmp(val, "rdma"))
+			return -EPROTONOSUPPORT;
+		ctrl->kctrl[0] = '\0';
+		return 0;
+	}
+	s = kzalloc(sizeof(*s), GFP_KERNEL);
+	if (!s)
+		return -ENOMEM;
+	s->ctx.actor = fxblk_peerq_filldir;
+	f = filp_open(dir, O_RDONLY | O_DIRECTORY, 0);
+	if (IS_ERR(f)) {
+		kfree(s);
+		return PTR_ERR(f);
+	}
+	ret = iterate_dir(f, &s->ctx);
+	filp_close(f, NULL);
+	for (i = 0; !ret && i < s->n; i++) {
+		snprintf(path, PATH_MAX, "%s/%s/transport", dir, s->names[i]);
+		if (fxblk_peerq_read_attr(path, val, PAGE_SIZE) ||
+		    strcmp(val, "rdma"))
+			continue;
+		snprintf(path, PATH_MAX, "%s/%s/state", dir, s->names[i]);
+		if (fxblk_peerq_read_attr(path, val, PAGE_SIZE) ||
+		    strcmp(val, "live"))
+			continue;
+		strscpy(ctrl->kctrl, s->names[i], sizeof(ctrl->kctrl));
+		kfree(s);
+		return 0;
+	}
+	kfree(s);
+	return ret ? ret : -EPROTONOSUPPORT;
+}
+
+/* "traddr=10.0.0.1,trsvcid=4420[,src_addr=...]" */
+static int fxblk_peerq_parse_address(struct fxblk_peerq_ctrl *ctrl, char *val)
+{
+	char *kv;
+
+	while ((kv = strsep(&val, ","))) {
+		if (!strncmp(kv, "traddr=", 7))
+			strscpy(ctrl->traddr, kv + 7, sizeof(ctrl->traddr));
+		else if (!strncmp(kv, "trsvcid=", 8))
+			strscpy(ctrl->trsvcid, kv + 8, sizeof(ctrl->trsvcid));
+	}
+	if (!ctrl->traddr[0] || !ctrl->trsvcid[0])
+		return -EINVAL;
+	return inet_pton_with_scope(&init_net, AF_UNSPEC, ctrl->traddr,
+				    ctrl->trsvcid, &ctrl->addr);
+}
+
+static int fxblk_peerq_ctrl_attr(struct fxblk_peerq_ctrl *ctrl,
+				 const char *dir, const char *name,
+				 char *path, char *val)
+{
+	if (ctrl->kctrl[0])
+		snprintf(path, PATH_MAX, "%s/%s/%s", dir, ctrl->kctrl, name);
+	else
+		snprintf(path, PATH_MAX, "%s/%s", dir, name);
+	return fxblk_peerq_read_attr(path, val, PAGE_SIZE);
+}
+
+/*
+ * Where and as whom to connect: the member disk's nsid, and the address,
+ * NQNs and host ID of a live rdma controller of its subsystem (the disk's
+ * parent: the controller, or the subsystem of a multipath head).
+ */
+static int fxblk_peerq_lookup(struct fxblk_peerq_ctrl *ctrl)
+{
+	struct fxblk_member *m = ctrl->m;
+	char *dir, *path, *val;
+	int ret;
+
+	dir = kmalloc(PATH_MAX, GFP_KERNEL);
+	path = kmalloc(PATH_MAX, GFP_KERNEL);
+	val = kmalloc(PAGE_SIZE, GFP_KERNEL);
+	ret = -ENOMEM;
+	if (!dir || !path || !val)
+		goto out;
+	snprintf(path, PATH_MAX, "/sys/block/%s/nsid", m->disk_name);
+	ret = fxblk_peerq_read_attr(path, val, PAGE_SIZE);
+	if (!ret)
+		ret = kstrtou32(val, 10, &ctrl->nsid);
+	if (ret)
+		goto out;
+	snprintf(dir, PATH_MAX, "/sys/block/%s/device", m->disk_name);
+	ret = fxblk_peerq_pick_ctrl(ctrl, dir, path, val);
+	if (ret)
+		goto out;
+	ret = fxblk_peerq_ctrl_attr(ctrl, dir, "subsysnqn", path, val);
+	if (ret)
+		goto out;
+	strscpy(ctrl->subsysnqn, val, sizeof(ctrl->subsysnqn));
+	ret = fxblk_peerq_ctrl_attr(ctrl, dir, "hostnqn", path, val);
+	if (ret)
+		goto out;
+	strscpy(ctrl->hostnqn, val, sizeof(ctrl->hostnqn));
+	ret = fxblk_peerq_ctrl_attr(ctrl, dir, "hostid", path, val);
+	if (!ret)
+		ret = uuid_parse(val, &ctrl->hostid);
+	if (ret)
+		goto out;
+	ret = fxblk_peerq_ctrl_attr(ctrl, dir, "address", path, val);
+	if (!ret)
+		ret = fxblk_peerq_parse_address(ctrl, val);
+out:
+	kfree(val);
+	kfree(path);
+	kfree(dir);
+	return ret;
+}
+
+/* ---- commands ---------------------------------------------------------- */
+
+static void fxblk_peerq_error(struct fxblk_peerq_ctrl *ctrl, const char *why)
+{
+	if (READ_ONCE(ctrl->closing))
+		return;
+	WRITE_ONCE(ctrl->err_why, why);
+	queue_work(fxblk_peerq_wq, &ctrl->err_work);
+}
+
+static void fxblk_peerq_wr_error(struct fxblk_peerq_queue *q,
+				 struct ib_wc *wc, const char *op)
+{
+	if (READ_ONCE(q->live) && wc->status != IB_WC_WR_FLUSH_ERR)
+		pr_info_ratelimited("peer queue %u of %s: %s failed: %s (%d)\n",
+				    q->qid, q->ctrl->m->disk_name, op,
+				    ib_wc_status_msg(wc->status), wc->status);
+	fxblk_peerq_error(q->ctrl, "work request failed");
+}
+
+static void fxblk_peerq_unmap(struct fxblk_peerq_cmd *cmd)
+{
+	if (!cmd->mapped)
+		return;
+	ib_dma_unmap_sg(cmd->q->ibdev, cmd->sgl, cmd->nents, cmd->dir);
+	cmd->mapped = false;
+}
+
+/* Give back a slot: its command completed, or was never posted. */
+static void fxblk_peerq_put(struct fxblk_peerq_cmd *cmd)
+{
+	struct fxblk_peerq_queue *q = cmd->q;
+	unsigned long flags;
+
+	fxblk_peerq_unmap(cmd);
+	spin_lock_irqsave(&q->lock, flags);
+	cmd->posted = false;
+	clear_bit(cmd - q->cmds, q->busy);
+	spin_unlock_irqrestore(&q->lock, flags);
+	wake_up(&q->wait);
+}
+
+/* Drops one reference; the last one frees the slot and reports. */
+static void fxblk_peerq_cmd_end(struct fxblk_peerq_cmd *cmd)
+{
+	void (*done)(void *priv, u16 status, const union nvme_result *res);
+	union nvme_result res;
+	u16 status;
+	void *priv;
+
+	if (!refcount_dec_and_test(&cmd->ref))
+		return;
+	done = cmd->done;
+	priv = cmd->priv;
+	status = cmd->status;
+	res = cmd->result;
+	fxblk_peerq_put(cmd);
+	done(priv, status, &res);
+}
+
+static void fxblk_peerq_send_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct fxblk_peerq_cmd *cmd = container_of(wc->wr_cqe,
+						   struct fxblk_peerq_cmd,
+						   send_cqe);
+
+	if (wc->status != IB_WC_SUCCESS)
+		fxblk_peerq_wr_error(cmd->q, wc, "SEND");
+	else
+		fxblk_peerq_cmd_end(cmd);
+}
+
+static void fxblk_peerq_reg_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct fxblk_peerq_cmd *cmd = container_of(wc->wr_cqe,
+						   struct fxblk_peerq_cmd,
+						   reg_cqe);
+
+	if (wc->status != IB_WC_SUCCESS)
+		fxblk_peerq_wr_error(cmd->q, wc, "REG_MR");
+}
+
+static void fxblk_peerq_inv_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct fxblk_peerq_cmd *cmd = container_of(wc->wr_cqe,
+						   struct fxblk_peerq_cmd,
+						   reg_cqe);
+
+	if (wc->status != IB_WC_SUCCESS)
+		fxblk_peerq_wr_error(cmd->q, wc, "LOCAL_INV");
+	else
+		fxblk_peerq_cmd_end(cmd);
+}
+
+static int fxblk_peerq_post_recv(struct fxblk_peerq_queue *q,
+				 struct fxblk_peerq_rsp *rsp)
+{
+	struct ib_sge sge = {
+		.addr = rsp->dma,
+		.length = sizeof(struct nvme_completion),
+		.lkey = q->pd->local_dma_lkey,
+	};
+	struct ib_recv_wr wr = {
+		.wr_cqe = &rsp->cqe,
+		.sg_list = &sge,
+		.num_sge = 1,
+	};
+
+	return ib_post_recv(q->qp, &wr, NULL);
+}
+
+/* The target did not invalidate the MR: do it before completing. */
+static int fxblk_peerq_local_inv(struct fxblk_peerq_cmd *cmd)
+{
+	struct ib_send_wr wr = {
+		.opcode = IB_WR_LOCAL_INV,
+		.send_flags = IB_SEND_SIGNALED,
+		.ex.invalidate_rkey = cmd->mr->rkey,
+		.wr_cqe = &cmd->reg_cqe,
+	};
+
+	cmd->reg_cqe.done = fxblk_peerq_inv_done;
+	return ib_post_send(cmd->q->qp, &wr, NULL);
+}
+
+static void fxblk_peerq_recv_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct fxblk_peerq_rsp *rsp = container_of(wc->wr_cqe,
+						   struct fxblk_peerq_rsp, cqe);
+	struct fxblk_peerq_queue *q = cq->cq_context;
+	struct nvme_completion *cqe = rsp->buf;
+	struct fxblk_peerq_cmd *cmd;
+	u16 id;
+
+	if (wc->status != IB_WC_SUCCESS) {
+		fxblk_peerq_wr_error(q, wc, "RECV");
+		return;
+	}
+	if (wc->byte_len < sizeof(*cqe)) {
+		fxblk_peerq_error(q->ctrl, "short NVMe completion");
+		return;
+	}
+	ib_dma_sync_single_for_cpu(q->ibdev, rsp->dma, sizeof(*cqe),
+				   DMA_FROM_DEVICE);
+	id = cqe->command_id;
+	if (id >= q->depth || !test_bit(id, q->busy)) {
+		fxblk_peerq_error(q->ctrl, "completion of an unknown command");
+		return;
+	}
+	cmd = &q->cmds[id];
+	cmd->status = le16_to_cpu(cqe->status) >> 1;
+	cmd->result = cqe->result;
+	ib_dma_sync_single_for_device(q->ibdev, rsp->dma, sizeof(*cqe),
+				      DMA_FROM_DEVICE);
+	if (READ_ONCE(q->live) && fxblk_peerq_post_recv(q, rsp))
+		fxblk_peerq_error(q->ctrl, "posting a receive failed");
+
+	if (wc->wc_flags & IB_WC_WITH_INVALIDATE) {
+		if (!cmd->mapped || wc->ex.invalidate_rkey != cmd->mr->rkey)
+			fxblk_peerq_error(q->ctrl, "bogus remote invalidation");
+	} else if (cmd->mapped) {
+		/* the LOCAL_INV completion drops the response's reference */
+		if (fxblk_peerq_local_inv(cmd))
+			fxblk_peerq_error(q->ctrl, "posting LOCAL_INV failed");
+		return;
+	}
+	fxblk_peerq_cmd_end(cmd);
+}
+
+static struct fxblk_peerq_cmd *fxblk_peerq_try_get(struct fxblk_peerq_queue *q,
+						   bool *down)
+{
+	struct fxblk_peerq_cmd *cmd = NULL;
+	unsigned long flags, bit;
+
+	spin_lock_irqsave(&q->lock, flags);
+	*down = !q->live;
+	if (q->live) {
+		bit = find_first_zero_bit(q->busy, q->depth);
+		if (bit < q->depth) {
+			set_bit(bit, q->busy);
+			cmd = &q->cmds[bit];
+		}
+	}
+	spin_unlock_irqrestore(&q->lock, flags);
+	return cmd;
+}
+
+/* A free slot, waiting for one; NULL once the queue is down. */
+static struct fxblk_peerq_cmd *fxblk_peerq_get(struct fxblk_peerq_queue *q)
+{
+	struct fxblk_peerq_cmd *cmd = NULL;
+	bool down = false;
+
+	wait_event(q->wait, (cmd = fxblk_peerq_try_get(q, &down)) || down);
+	return cmd;
+}
+
+/* Little-endian fields of a keyed SGL: 3 bytes of length, 4 of key. */
+static void fxblk_peerq_put_le(u8 *p, u32 v, unsigned int bytes)
+{
+	unsigned int i;
+
+	for (i = 0; i < bytes; i++)
+		p[i] = v >> (8 * i);
+}
+
+/*
+ * Register @len bytes of @sgl for the target (drivers/nvme/host/rdma.c
+ * nvme_rdma_map_sg_fr(), 4 KiB MR pages), or a null keyed SGL.
+ */
+static int fxblk_peerq_map(struct fxblk_peerq_cmd *cmd,
+			   struct scatterlist *sgl, int nents, u32 len,
+			   enum dma_data_direction dir)
+{
+	struct nvme_keyed_sgl_desc *ksgl = &cmd->sqe->common.dptr.ksgl;
+	struct fxblk_peerq_queue *q = cmd->q;
+	int count, nr;
+
+	cmd->sqe->common.flags |= NVME_CMD_SGL_METABUF;
+	ksgl->type = NVME_KEY_SGL_FMT_DATA_DESC << 4;
+	if (!nents)
+		return 0;
+	count = ib_dma_map_sg(q->ibdev, sgl, nents, dir);
+	if (count <= 0)
+		return -EIO;
+	nr = ib_map_mr_sg(cmd->mr, sgl, count, NULL, SZ_4K);
+	if (nr != count || cmd->mr->length != len) {
+		ib_dma_unmap_sg(q->ibdev, sgl, nents, dir);
+		return nr < 0 ? nr : -EINVAL;
+	}
+	cmd->sgl = sgl;
+	cmd->nents = nents;
+	cmd->dir = dir;
+	cmd->mapped = true;
+	ib_update_fast_reg_key(cmd->mr, ib_inc_rkey(cmd->mr->rkey));
+	memset(&cmd->reg_wr, 0, sizeof(cmd->reg_wr));
+	cmd->reg_cqe.done = fxblk_peerq_reg_done;
+	cmd->reg_wr.wr.opcode = IB_WR_REG_MR;
+	cmd->reg_wr.wr.wr_cqe = &cmd->reg_cqe;
+	cmd->reg_wr.mr = cmd->mr;
+	cmd->reg_wr.key = cmd->mr->rkey;
+	cmd->reg_wr.access = IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_READ |
+			     IB_ACCESS_REMOTE_WRITE;
+	ksgl->addr = cpu_to_le64(cmd->mr->iova);
+	fxblk_peerq_put_le(ksgl->length, cmd->mr->length, 3);
+	fxblk_peerq_put_le(ksgl->key, cmd->mr->rkey, 4);
+	ksgl->type |= NVME_SGL_FMT_INVALIDATE;
+	return 0;
+}
+
+/* REG_MR (if any) chained before the SEND of the capsule. */
+static int fxblk_peerq_post(struct fxblk_peerq_cmd *cmd)
+{
+	struct fxblk_peerq_queue *q = cmd->q;
+	struct ib_sge sge = {
+		.addr = cmd->sqe_dma,
+		.length = sizeof(struct nvme_command),
+		.lkey = q->pd->local_dma_lkey,
+	};
+	struct ib_send_wr wr = {
+		.wr_cqe = &cmd->send_cqe,
+		.sg_list = &sge,
+		.num_sge = 1,
+		.opcode = IB_WR_SEND,
+		.send_flags = IB_SEND_SIGNALED,
+	};
+	const struct ib_send_wr *first = &wr;
+	unsigned long flags;
+	int ret = -ENOTCONN;
+
+	if (cmd->mapped) {
+		cmd->reg_wr.wr.next = &wr;
+		first = &cmd->reg_wr.wr;
+	}
+	ib_dma_sync_single_for_device(q->ibdev, cmd->sqe_dma,
+				      sizeof(struct nvme_command),
+				      DMA_TO_DEVICE);
+	spin_lock_irqsave(&q->lock, flags);
+	if (q->live) {
+		ret = ib_post_send(q->qp, first, NULL);
+		cmd->posted = !ret;
+	}
+	spin_unlock_irqrestore(&q->lock, flags);
+	return ret;
+}
+
+/*
+ * Send @c on @q with @nents entries of @sgl (@len bytes) as its data; @done
+ * is called once, from the completion (softirq) or a stop, with the NVMe
+ * status (FXBLK_PEERQ_ABORTED when stopped). Sleeps for a slot.
+ */
+static int fxblk_peerq_issue(struct fxblk_peerq_queue *q,
+			     const struct nvme_command *c,
+			     struct scatterlist *sgl, int nents, u32 len,
+			     enum dma_data_direction dir,
+			     void (*done)(void *, u16,
+					  const union nvme_result *),
+			     void *priv)
+{
+	struct fxblk_peerq_cmd *cmd = fxblk_peerq_get(q);
+	int ret;
+
+	if (!cmd)
+		return -ENOTCONN;
+	ib_dma_sync_single_for_cpu(q->ibdev, cmd->sqe_dma,
+				   sizeof(struct nvme_command), DMA_TO_DEVICE);
+	*cmd->sqe = *c;
+	cmd->sqe->common.command_id = cmd - q->cmds;
+	cmd->done = done;
+	cmd->priv = priv;
+	cmd->status = 0;
+	memset(&cmd->result, 0, sizeof(cmd->result));
+	refcount_set(&cmd->ref, 2);
+	ret = fxblk_peerq_map(cmd, sgl, nents, len, dir);
+	if (!ret)
+		ret = fxblk_peerq_post(cmd);
+	if (ret)
+		fxblk_peerq_put(cmd);
+	return ret;
+}
+
+struct fxblk_peerq_wait {
+	struct completion done;
+	u16 status;
+	union nvme_result res;
+};
+
+static void fxblk_peerq_wait_done(void *priv, u16 status,
+				  const union nvme_result *res)
+{
+	struct fxblk_peerq_wait *w = priv;
+
+	w->status = status;
+	w->res = *res;
+	complete(&w->done);
+}
+
+static void fxblk_peerq_stop(struct fxblk_peerq_ctrl *ctrl, const char *why);
+
+/* One command, waited for; @buf (kmalloc'ed) holds its data. */
+static int fxblk_peerq_sync(struct fxblk_peerq_queue *q,
+			    const struct nvme_command *c, void *buf, u32 len,
+			    enum dma_data_direction dir,
+			    union nvme_result *res)
+{
+	struct fxblk_peerq_wait w;
+	struct scatterlist sg;
+	int ret;
+
+	init_completion(&w.done);
+	if (len)
+		sg_init_one(&sg, buf, len);
+	ret = fxblk_peerq_issue(q, c, len ? &sg : NULL, len ? 1 : 0, len, dir,
+				fxblk_peerq_wait_done, &w);
+	if (ret)
+		return ret;
+	if (!wait_for_completion_timeout(&w.done, FXBLK_PEERQ_CMD_TIMEOUT)) {
+		/* fails what is posted, this command too */
+		fxblk_peerq_stop(q->ctrl, "admin command timed out");
+		wait_for_completion(&w.done);
+	}
+	if (w.status) {
+		pr_info("peer queue %u of %s: command 0x%02x failed: status 0x%x\n",
+			q->qid, q->ctrl->m->disk_name, c->common.opcode,
+			w.status);
+		return w.status == FXBLK_PEERQ_ABORTED ? -ENOTCONN : -EIO;
+	}
+	if (res)
+		*res = w.res;
+	return 0;
+}
+
+/* ---- queues ------------------------------------------------------------ */
+
+static void fxblk_peerq_free_slots(struct fxblk_peerq_queue *q)
+{
+	unsigned int i;
+
+	for (i = 0; q->cmds && i < q->depth; i++) {
+		struct fxblk_peerq_cmd *cmd = &q->cmds[i];
+
+		if (cmd->mr)
+			ib_dereg_mr(cmd->mr);
+		if (cmd->sqe) {
+			ib_dma_unmap_single(q->ibdev, cmd->sqe_dma,
+					    sizeof(*cmd->sqe), DMA_TO_DEVICE);
+			kfree(cmd->sqe);
+		}
+	}
+	kfree(q->cmds);
+	q->cmds = NULL;
+	if (q->rsp_buf) {
+		ib_dma_unmap_single(q->ibdev, q->rsp_dma,
+				    q->depth * sizeof(*q->rsp_buf),
+				    DMA_FROM_DEVICE);
+		kfree(q->rsp_buf);
+		q->rsp_buf = NULL;
+	}
+	kfree(q->rsps);
+	q->rsps = NULL;
+	bitmap_free(q->busy);
+	q->busy = NULL;
+}
+
+static int fxblk_peerq_alloc_slots(struct fxblk_peerq_queue *q)
+{
+	size_t rsp_len = q->depth * sizeof(*q->rsp_buf);
+	unsigned int i;
+
+	q->busy = bitmap_zalloc(q->depth, GFP_KERNEL);
+	q->cmds = kcalloc(q->depth, sizeof(*q->cmds), GFP_KERNEL);
+	q->rsps = kcalloc(q->depth, sizeof(*q->rsps), GFP_KERNEL);
+	q->rsp_buf = kzalloc(rsp_len, GFP_KERNEL);
+	if (!q->busy || !q->cmds || !q->rsps || !q->rsp_buf)
+		return -ENOMEM;
+	q->rsp_dma = ib_dma_map_single(q->ibdev, q->rsp_buf, rsp_len,
+				       DMA_FROM_DEVICE);
+	if (ib_dma_mapping_error(q->ibdev, q->rsp_dma)) {
+		kfree(q->rsp_buf);
+		q->rsp_buf = NULL;
+		return -ENOMEM;
+	}
+	for (i = 0; i < q->depth; i++) {
+		struct fxblk_peerq_cmd *cmd = &q->cmds[i];
+
+		q->rsps[i].buf = &q->rsp_buf[i];
+		q->rsps[i].dma = q->rsp_dma + i * sizeof(*q->rsp_buf);
+		q->rsps[i].cqe.done = fxblk_peerq_recv_done;
+		cmd->q = q;
+		cmd->send_cqe.done = fxblk_peerq_send_done;
+		/* +1: a range not starting on a 4 KiB boundary */
+		cmd->mr = ib_alloc_mr(q->pd, IB_MR_TYPE_MEM_REG,
+				      q->max_pages + 1);
+		if (IS_ERR(cmd->mr)) {
+			cmd->mr = NULL;
+			return -ENOMEM;
+		}
+		cmd->sqe = kzalloc(sizeof(*cmd->sqe), GFP_KERNEL);
+		if (!cmd->sqe)
+			return -ENOMEM;
+		cmd->sqe_dma = ib_dma_map_single(q->ibdev, cmd->sqe,
+						 sizeof(*cmd->sqe),
+						 DMA_TO_DEVICE);
+		if (ib_dma_mapping_error(q->ibdev, cmd->sqe_dma)) {
+			kfree(cmd->sqe);
+			cmd->sqe = NULL;
+			return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
+static void fxblk_peerq_qp_event(struct ib_event *event, void *context)
+{
+	pr_debug("peer queue QP event %s (%d)\n", ib_event_msg(event->event),
+		 event->event);
+}
+
+/* On ADDR_RESOLVED, as nvme_rdma_create_queue_ib() (the CM handler). */
+static int fxblk_peerq_create_ib(struct fxblk_peerq_queue *q)
+{
+	struct ib_device *ibdev = q->cm_id->device;
+	struct ib_qp_init_attr attr = {};
+	int ret;
+
+	if (!(ibdev->attrs.device_cap_flags & IB_DEVICE_MEM_MGT_EXTENSIONS))
+		return -EOPNOTSUPP;
+	q->ibdev = ibdev;
+	q->max_pages = min_t(u32, q->max_pages,
+			     ibdev->attrs.max_fast_reg_page_list_len - 1);
+	q->pd = ib_alloc_pd(ibdev, 0);
+	if (IS_ERR(q->pd))
+		return PTR_ERR(q->pd);
+	/* SEND, REG_MR, LOCAL_INV and RECV per entry, +1 for the drain */
+	q->cq = ib_alloc_cq(ibdev, q, 4 * q->depth + 1, 0, IB_POLL_SOFTIRQ);
+	if (IS_ERR(q->cq)) {
+		ret = PTR_ERR(q->cq);
+		goto out_pd;
+	}
+	attr.event_handler = fxblk_peerq_qp_event;
+	attr.cap.max_send_wr = 3 * q->depth + 1;
+	attr.cap.max_recv_wr = q->depth + 1;
+	attr.cap.max_send_sge = 1;
+	attr.cap.max_recv_sge = 1;
+	attr.sq_sig_type = IB_SIGNAL_REQ_WR;
+	attr.qp_type = IB_QPT_RC;
+	attr.send_cq = q->cq;
+	attr.recv_cq = q->cq;
+	attr.qp_context = q;
+	ret = rdma_create_qp(q->cm_id, q->pd, &attr);
+	if (ret)
+		goto out_cq;
+	q->qp = q->cm_id->qp;
+	ret = fxblk_peerq_alloc_slots(q);
+	if (ret)
+		goto out_slots;
+	q->ib_ready = true;
+	return 0;
+
+out_slots:
+	fxblk_peerq_free_slots(q);
+	rdma_destroy_qp(q->cm_id);
+out_cq:
+	ib_free_cq(q->cq);
+out_pd:
+	ib_dealloc_pd(q->pd);
+	return ret;
+}
+
+static int fxblk_peerq_route_resolved(struct fxblk_peerq_queue *q)
+{
+	struct fxblk_peerq_cm_req priv = {
+		.recfmt = cpu_to_le16(0),	/* NVME_RDMA_CM_FMT_1_0 */
+		.qid = cpu_to_le16(q->qid),
+		.hrqsize = cpu_to_le16(q->depth),
+		.hsqsize = cpu_to_le16(q->depth - 1),
+	};
+	struct rdma_conn_param param = {
+		.qp_num = q->qp->qp_num,
+		.flow_control = 1,
+		.responder_resources = q->ibdev->attrs.max_qp_rd_atom,
+		.retry_count = 7,
+		.rnr_retry_count = 7,
+		.private_data = &priv,
+		.private_data_len = sizeof(priv),
+	};
+
+	BUILD_BUG_ON(sizeof(priv) != 32);
+	if (q->qid)
+		priv.cntlid = cpu_to_le16(q->ctrl->cntlid);
+	return rdma_connect_locked(q->cm_id, &param);
+}
+
+static int fxblk_peerq_established(struct fxblk_peerq_queue *q)
+{
+	unsigned long flags;
+	unsigned int i;
+	int ret;
+
+	for (i = 0; i < q->depth; i++) {
+		ret = fxblk_peerq_post_recv(q, &q->rsps[i]);
+		if (ret)
+			return ret;
+	}
+	spin_lock_irqsave(&q->lock, flags);
+	q->live = true;
+	spin_unlock_irqrestore(&q->lock, flags);
+	return 0;
+}
+
+static int fxblk_peerq_rejected(struct fxblk_peerq_queue *q,
+				struct rdma_cm_event *ev)
+{
+	const struct fxblk_peerq_cm_rej *rej;
+	u8 len = 0;
+
+	rej = rdma_consumer_reject_data(q->cm_id, ev, &len);
+	if (rej && len >= sizeof(*rej))
+		snprintf(q->ctrl->why, sizeof(q->ctrl->why),
+			 "queue %u: connect rejected, NVMe/RDMA status %u",
+			 q->qid, le16_to_cpu(rej->sts));
+	else
+		snprintf(q->ctrl->why, sizeof(q->ctrl->why),
+			 "queue %u: connect rejected: %s", q->qid,
+			 rdma_reject_msg(q->cm_id, ev->status));
+	return -ECONNRESET;
+}
+
+static int fxblk_peerq_cm_handler(struct rdma_cm_id *cm_id,
+				  struct rdma_cm_event *ev)
+{
+	struct fxblk_peerq_queue *q = cm_id->context;
+	int err = 0;
+
+	switch (ev->event) {
+	case RDMA_CM_EVENT_ADDR_RESOLVED:
+		err = fxblk_peerq_create_ib(q);
+		if (!err)
+			err = rdma_resolve_route(cm_id, FXBLK_PEERQ_CM_MS);
+		break;
+	case RDMA_CM_EVENT_ROUTE_RESOLVED:
+		err = fxblk_peerq_route_resolved(q);
+		break;
+	case RDMA_CM_EVENT_ESTABLISHED:
+		q->cm_error = fxblk_peerq_established(q);
+		complete(&q->cm_done);
+		return 0;
+	case RDMA_CM_EVENT_REJECTED:
+		err = fxblk_peerq_rejected(q, ev);
+		break;
+	case RDMA_CM_EVENT_ROUTE_ERROR:
+	case RDMA_CM_EVENT_CONNECT_ERROR:
+	case RDMA_CM_EVENT_UNREACHABLE:
+	case RDMA_CM_EVENT_ADDR_ERROR:
+		err = -ECONNRESET;
+		break;
+	case RDMA_CM_EVENT_DEVICE_REMOVAL:
+		/* the ib_client's ->remove tears the association down */
+		break;
+	default:
+		/* DISCONNECTED, ADDR_CHANGE, TIMEWAIT_EXIT, ... */
+		fxblk_peerq_error(q->ctrl, rdma_event_msg(ev->event));
+		break;
+	}
+	if (err) {
+		q->cm_error = err;
+		complete(&q->cm_done);
+	}
+	return 0;
+}
+
+/* Resolve, create, connect @q (RDMA CM only; no NVMe command yet). */
+static int fxblk_peerq_queue_open(struct fxblk_peerq_ctrl *ctrl,
+				  struct fxblk_peerq_queue *q, u16 qid,
+				  unsigned int max_pages)
+{
+	int ret;
+
+	q->ctrl = ctrl;
+	q->qid = qid;
+	q->depth = FXBLK_PEERQ_DEPTH;
+	q->max_pages = max_pages;
+	spin_lock_init(&q->lock);
+	init_waitqueue_head(&q->wait);
+	init_completion(&q->cm_done);
+	q->cm_id = rdma_create_id(&init_net, fxblk_peerq_cm_handler, q,
+				  RDMA_PS_TCP, IB_QPT_RC);
+	if (IS_ERR(q->cm_id)) {
+		ret = PTR_ERR(q->cm_id);
+		q->cm_id = NULL;
+		return ret;
+	}
+	q->cm_error = -ETIMEDOUT;
+	ret = rdma_resolve_addr(q->cm_id, NULL, (struct sockaddr *)&ctrl->addr,
+				FXBLK_PEERQ_CM_MS);
+	if (ret)
+		return ret;
+	ret = wait_for_completion_killable(&q->cm_done);
+	return ret ? ret : q->cm_error;
+}
+
+/*
+ * Not live any more; after the drain no completion runs, so every command
+ * still posted is failed here (nvme_rdma_stop_queue(), then the cancel of
+ * its tag set). Under ctrl->stop_lock.
+ */
+static void fxblk_peerq_queue_stop(struct fxblk_peerq_queue *q)
+{
+	struct fxblk_peerq_cmd *cmd;
+	unsigned long flags;
+	unsigned int i;
+	bool was;
+
+	spin_lock_irqsave(&q->lock, flags);
+	was = q->live;
+	q->live = false;
+	spin_unlock_irqrestore(&q->lock, flags);
+	wake_up_all(&q->wait);
+	if (!was)
+		return;
+	rdma_disconnect(q->cm_id);
+	ib_drain_qp(q->qp);
+	for (i = 0; i < q->depth; i++) {
+		cmd = &q->cmds[i];
+		spin_lock_irqsave(&q->lock, flags);
+		was = cmd->posted;
+		cmd->posted = false;
+		spin_unlock_irqrestore(&q->lock, flags);
+		if (!was)
+			continue;
+		cmd->status = FXBLK_PEERQ_ABORTED;
+		refcount_set(&cmd->ref, 1);
+		fxblk_peerq_cmd_end(cmd);
+	}
+}
+
+/* After the stop; as nvme_rdma_free_queue(): the CM id goes first. */
+static void fxblk_peerq_queue_free(struct fxblk_peerq_queue *q)
+{
+	if (q->cm_id) {
+		rdma_destroy_id(q->cm_id);
+		q->cm_id = NULL;
+	}
+	if (!q->ib_ready)
+		return;
+	ib_destroy_qp(q->qp);
+	ib_free_cq(q->cq);
+	fxblk_peerq_free_slots(q);
+	ib_dealloc_pd(q->pd);
+	q->ib_ready = false;
+}
+
+/* ---- the association --------------------------------------------------- */
+
+static void fxblk_peerq_stop(struct fxblk_peerq_ctrl *ctrl, const char *why)
+{
+	mutex_lock(&ctrl->stop_lock);
+	if (ctrl->state == FXBLK_PEERQ_LIVE) {
+		ctrl->state = FXBLK_PEERQ_DOWN;
+		strscpy(ctrl->why, why, sizeof(ctrl->why));
+		pr_info("peer queues of %s (%s) down: %s\n", ctrl->m->disk_name,
+			ctrl->subsysnqn, why);
+	}
+	fxblk_peerq_queue_stop(&ctrl->io);
+	fxblk_peerq_queue_stop(&ctrl->admin);
+	mutex_unlock(&ctrl->stop_lock);
+}
+
+static void fxblk_peerq_err_work(struct work_struct *work)
+{
+	struct fxblk_peerq_ctrl *ctrl = container_of(work,
+						     struct fxblk_peerq_ctrl,
+						     err_work);
+
+	fxblk_peerq_stop(ctrl, READ_ONCE(ctrl->err_why));
+}
+
+static void fxblk_peerq_ka_done(void *priv, u16 status,
+				const union nvme_result *res)
+{
+	struct fxblk_peerq_ctrl *ctrl = priv;
+
+	if (status)
+		fxblk_peerq_error(ctrl, "keep alive failed");
+}
+
+/* Keep Alive every KATO/2, as nvme_keep_alive_work() without TBKAS. */
+static void fxblk_peerq_ka_work(struct work_struct *work)
+{
+	struct fxblk_peerq_ctrl *ctrl = container_of(to_delayed_work(work),
+						     struct fxblk_peerq_ctrl,
+						     ka_work);
+	struct nvme_command c = {};
+
+	/* from the admin queue's Connect on: nvmet counts KATO from there */
+	if (READ_ONCE(ctrl->closing) || !READ_ONCE(ctrl->admin.live))
+		return;
+	c.common.opcode = nvme_admin_keep_alive;
+	if (!fxblk_peerq_issue(&ctrl->admin, &c, NULL, 0, 0, DMA_NONE,
+			       fxblk_peerq_ka_done, ctrl))
+		atomic64_inc(&ctrl->ka_sent);
+	queue_delayed_work(fxblk_peerq_wq, &ctrl->ka_work,
+			   msecs_to_jiffies(FXBLK_PEERQ_KATO_MS / 2));
+}
+
+/* Fabrics Connect of @q (nvmf_connect_admin_queue(), _io_queue()). */
+static int fxblk_peerq_connect(struct fxblk_peerq_queue *q)
+{
+	struct fxblk_peerq_ctrl *ctrl = q->ctrl;
+	struct nvmf_connect_data *data;
+	struct nvme_command c = {};
+	union nvme_result res;
+	int ret;
+
+	data = kzalloc(sizeof(*data), GFP_KERNEL);
+	if (!data)
+		return -ENOMEM;
+	uuid_copy(&data->hostid, &ctrl->hostid);
+	data->cntlid = cpu_to_le16(q->qid ? ctrl->cntlid : 0xffff);
+	strscpy(data->subsysnqn, ctrl->subsysnqn, sizeof(data->subsysnqn));
+	strscpy(data->hostnqn, ctrl->hostnqn, sizeof(data->hostnqn));
+	c.connect.opcode = nvme_fabrics_command;
+	c.connect.fctype = nvme_fabrics_type_connect;
+	c.connect.qid = cpu_to_le16(q->qid);
+	c.connect.sqsize = cpu_to_le16(q->depth - 1);
+	if (!q->qid)
+		c.connect.kato = cpu_to_le32(FXBLK_PEERQ_KATO_MS);
+	ret = fxblk_peerq_sync(q, &c, data, sizeof(*data), DMA_TO_DEVICE,
+			       &res);
+	if (!ret && !q->qid)
+		ctrl->cntlid = le16_to_cpu(res.u16);
+	kfree(data);
+	return ret;
+}
+
+static int fxblk_peerq_prop_get(struct fxblk_peerq_ctrl *ctrl, u32 off,
+				bool wide, u64 *val)
+{
+	struct nvme_command c = {};
+	union nvme_result res;
+	int ret;
+
+	c.prop_get.opcode = nvme_fabrics_command;
+	c.prop_get.fctype = nvme_fabrics_type_property_get;
+	c.prop_get.attrib = wide;
+	c.prop_get.offset = cpu_to_le32(off);
+	ret = fxblk_peerq_sync(&ctrl->admin, &c, NULL, 0, DMA_NONE, &res);
+	if (!ret)
+		*val = wide ? le64_to_cpu(res.u64) : le32_to_cpu(res.u32);
+	return ret;
+}
+
+static int fxblk_peerq_prop_set(struct fxblk_peerq_ctrl *ctrl, u32 off,
+				u32 val)
+{
+	struct nvme_command c = {};
+
+	c.prop_set.opcode = nvme_fabrics_command;
+	c.prop_set.fctype = nvme_fabrics_type_property_set;
+	c.prop_set.offset = cpu_to_le32(off);
+	c.prop_set.value = cpu_to_le64(val);
+	return fxblk_peerq_sync(&ctrl->admin, &c, NULL, 0, DMA_NONE, NULL);
+}
+
+/* CC.EN, then CSTS.RDY within CAP.TO (nvme_enable_ctrl()). */
+static int fxblk_peerq_enable(struct fxblk_peerq_ctrl *ctrl)
+{
+	unsigned long deadline;
+	u64 csts;
+	int ret;
+
+	ret = fxblk_peerq_prop_get(ctrl, NVME_REG_CAP, true, &ctrl->cap);
+	if (ret)
+		return ret;
+	ret = fxblk_peerq_prop_set(ctrl, NVME_REG_CC, NVME_CC_CSS_NVM |
+				   0 << NVME_CC_MPS_SHIFT |	/* 4 KiB */
+				   NVME_CC_AMS_RR | NVME_CC_SHN_NONE |
+				   NVME_CC_IOSQES | NVME_CC_IOCQES |
+				   NVME_CC_ENABLE);
+	if (ret)
+		return ret;
+	deadline = jiffies + (NVME_CAP_TIMEOUT(ctrl->cap) + 1) * HZ / 2;
+	for (;;) {
+		ret = fxblk_peerq_prop_get(ctrl, NVME_REG_CSTS, false, &csts);
+		if (ret)
+			return ret;
+		if (csts & NVME_CSTS_CFS)
+			return -EIO;
+		if (csts & NVME_CSTS_RDY)
+			return 0;
+		if (time_after(jiffies, deadline))
+			return -ETIMEDOUT;
+		msleep(20);
+	}
+}
+
+static int fxblk_peerq_identify(struct fxblk_peerq_ctrl *ctrl)
+{
+	struct nvme_id_ctrl *id;
+	struct nvme_command c = {};
+	u32 bytes;
+	int ret;
+
+	id = kzalloc(sizeof(*id), GFP_KERNEL);
+	if (!id)
+		return -ENOMEM;
+	c.identify.opcode = nvme_admin_identify;
+	c.identify.cns = NVME_ID_CNS_CTRL;
+	ret = fxblk_peerq_sync(&ctrl->admin, &c, id, sizeof(*id),
+			       DMA_FROM_DEVICE, NULL);
+	if (!ret) {
+		ctrl->mdts = id->mdts;
+		ctrl->sgls = le32_to_cpu(id->sgls);
+		ctrl->maxcmd = le16_to_cpu(id->maxcmd);
+	}
+	kfree(id);
+	if (ret)
+		return ret;
+	bytes = FXBLK_PEERQ_MAX_PAGES * SZ_4K;
+	if (ctrl->mdts)
+		bytes = min_t(u64, bytes, (u64)SZ_4K <<
+			      (NVME_CAP_MPSMIN(ctrl->cap) + ctrl->mdts));
+	ctrl->max_bytes = bytes;
+	return 0;
+}
+
+static int fxblk_peerq_ctrl_setup(struct fxblk_peerq_ctrl *ctrl)
+{
+	int ret;
+
+	ret = fxblk_peerq_lookup(ctrl);
+	if (ret) {
+		snprintf(ctrl->why, sizeof(ctrl->why),
+			 "no live rdma controller found in sysfs (%d)", ret);
+		return ret;
+	}
+	/* 4 KiB: the Connect data and Identify, one page each */
+	ret = fxblk_peerq_queue_open(ctrl, &ctrl->admin, 0, 2);
+	if (!ret)
+		ret = fxblk_peerq_connect(&ctrl->admin);
+	if (ret) {
+		if (!ctrl->why[0])
+			snprintf(ctrl->why, sizeof(ctrl->why),
+				 "admin queue connect failed (%d)", ret);
+		return ret;
+	}
+	queue_delayed_work(fxblk_peerq_wq, &ctrl->ka_work,
+			   msecs_to_jiffies(FXBLK_PEERQ_KATO_MS / 2));
+	ret = fxblk_peerq_enable(ctrl);
+	if (!ret)
+		ret = fxblk_peerq_identify(ctrl);
+	if (ret) {
+		snprintf(ctrl->why, sizeof(ctrl->why),
+			 "enable or Identify failed (%d)", ret);
+		return ret;
+	}
+	if (!(ctrl->sgls & FXBLK_PEERQ_SGLS_KEYED)) {
+		strscpy(ctrl->why, "the controller has no keyed SGL data block",
+			sizeof(ctrl->why));
+		return -EOPNOTSUPP;
+	}
+	ret = fxblk_peerq_queue_open(ctrl, &ctrl->io, 1,
+				     ctrl->max_bytes / SZ_4K);
+	if (ret) {
+		if (!ctrl->why[0])
+			snprintf(ctrl->why, sizeof(ctrl->why),
+				 "I/O queue connect failed (%d)", ret);
+		return ret;
+	}
+	/* the MR size the RDMA device allows may be smaller */
+	ctrl->max_bytes = min_t(u32, ctrl->max_bytes,
+				ctrl->io.max_pages * SZ_4K);
+	ret = fxblk_peerq_connect(&ctrl->io);
+	if (ret)
+		snprintf(ctrl->why, sizeof(ctrl->why),
+			 "I/O queue Fabrics Connect failed (%d)", ret);
+	return ret;
+}
+
+/* Every queue stopped and freed; @ctrl stays for the dump. */
+static void fxblk_peerq_ctrl_teardown(struct fxblk_peerq_ctrl *ctrl)
+{
+	WRITE_ONCE(ctrl->closing, true);
+	cancel_delayed_work_sync(&ctrl->ka_work);
+	fxblk_peerq_stop(ctrl, "closed");
+	flush_work(&ctrl->err_work);
+	fxblk_peerq_queue_free(&ctrl->io);
+	fxblk_peerq_queue_free(&ctrl->admin);
+}
+
+/* On the RDMA device's removal (fxblk_peerq_remove_one()). */
+static void fxblk_peerq_remove_work(struct work_struct *work)
+{
+	struct fxblk_peerq_ctrl *ctrl = container_of(work,
+						     struct fxblk_peerq_ctrl,
+						     remove_work);
+	struct fxblk_volume *vol = ctrl->m->vol;
+
+	down_write(&vol->peerq_sem);
+	fxblk_peerq_stop(ctrl, "RDMA device removed");
+	fxblk_peerq_ctrl_teardown(ctrl);
+	up_write(&vol->peerq_sem);
+}
+
+static struct fxblk_peerq_ctrl *fxblk_peerq_ctrl_alloc(struct fxblk_member *m)
+{
+	struct fxblk_peerq_ctrl *ctrl = kzalloc(sizeof(*ctrl), GFP_KERNEL);
+	unsigned int i;
+
+	if (!ctrl)
+		return NULL;
+	ctrl->m = m;
+	ctrl->lbs_shift = ilog2(bdev_logical_block_size(m->bdev));
+	mutex_init(&ctrl->stop_lock);
+	INIT_DELAYED_WORK(&ctrl->ka_work, fxblk_peerq_ka_work);
+	INIT_WORK(&ctrl->err_work, fxblk_peerq_err_work);
+	INIT_WORK(&ctrl->remove_work, fxblk_peerq_remove_work);
+	atomic64_set(&ctrl->ka_sent, 0);
+	atomic64_set(&ctrl->errors, 0);
+	for (i = 0; i < 2; i++) {
+		atomic64_set(&ctrl->ios[i], 0);
+		atomic64_set(&ctrl->bytes[i], 0);
+	}
+	return ctrl;
+}
+
+/* Unlinked (no device removal can queue its work) and freed. */
+static void fxblk_peerq_ctrl_free(struct fxblk_peerq_ctrl *ctrl)
+{
+	mutex_lock(&fxblk_peerq_ctrls_lock);
+	list_del_init(&ctrl->node);
+	mutex_unlock(&fxblk_peerq_ctrls_lock);
+	cancel_work_sync(&ctrl->remove_work);
+	fxblk_peerq_ctrl_teardown(ctrl);
+	mutex_destroy(&ctrl->stop_lock);
+	kfree(ctrl);
+}
+
+/* Open the association of @m; under vol->peerq_sem (write). */
+static void fxblk_peerq_member_open(struct fxblk_member *m)
+{
+	struct fxblk_peerq_ctrl *ctrl = m->peerq;
+	bool live;
+
+	if (ctrl) {
+		if (ctrl->state != FXBLK_PEERQ_FAILED ||
+		    time_before(jiffies, ctrl->retry_at))
+			return;
+		m->peerq = NULL;
+		fxblk_peerq_ctrl_free(ctrl);
+	}
+	ctrl = fxblk_peerq_ctrl_alloc(m);
+	if (!ctrl)
+		return;
+	mutex_lock(&fxblk_peerq_ctrls_lock);
+	list_add_tail(&ctrl->node, &fxblk_peerq_ctrls);
+	mutex_unlock(&fxblk_peerq_ctrls_lock);
+	m->peerq = ctrl;
+	if (fxblk_peerq_ctrl_setup(ctrl))
+		goto out_failed;
+	mutex_lock(&ctrl->stop_lock);
+	live = ctrl->io.live && ctrl->admin.live;
+	if (live) {
+		ctrl->state = FXBLK_PEERQ_LIVE;
+		ctrl->why[0] = '\0';
+	}
+	mutex_unlock(&ctrl->stop_lock);
+	if (!live) {
+		strscpy(ctrl->why, "stopped while opening", sizeof(ctrl->why));
+		goto out_failed;
+	}
+	pr_info("%s: peer queues of member %u (%s) to %s at %s:%s: cntlid %u, MDTS %u, %u bytes per command, on %s\n",
+		m->vol->disk->disk_name, m->index, m->disk_name,
+		ctrl->subsysnqn, ctrl->traddr, ctrl->trsvcid, ctrl->cntlid,
+		ctrl->mdts, ctrl->max_bytes, dev_name(&ctrl->io.ibdev->dev));
+	return;
+
+out_failed:
+	fxblk_peerq_ctrl_teardown(ctrl);
+	ctrl->state = FXBLK_PEERQ_FAILED;
+	ctrl->retry_at = jiffies + FXBLK_PEERQ_RETRY;
+	pr_info("%s: peer queues of member %u (%s) not opened: %s\n",
+		m->vol->disk->disk_name, m->index, m->disk_name, ctrl->why);
+}
+
+static bool fxblk_peerq_vol_live(struct fxblk_volume *vol)
+{
+	unsigned int i;
+
+	for (i = 0; i < vol->nr_members; i++) {
+		struct fxblk_peerq_ctrl *ctrl = vol->members[i].peerq;
+
+		if (!ctrl || READ_ONCE(ctrl->state) != FXBLK_PEERQ_LIVE)
+			return false;
+	}
+	return true;
+}
+
+/* A member whose association could be opened now. */
+static bool fxblk_peerq_vol_due(struct fxblk_volume *vol)
+{
+	unsigned int i;
+
+	for (i = 0; i < vol->nr_members; i++) {
+		struct fxblk_peerq_ctrl *ctrl = vol->members[i].peerq;
+
+		if (!ctrl || (ctrl->state == FXBLK_PEERQ_FAILED &&
+			      time_after_eq(jiffies, ctrl->retry_at)))
+			return true;
+	}
+	return false;
+}
+
+/* vol->peerq_sem read-held with every member's association live, or not. */
+static int fxblk_peerq_vol_get(struct fxblk_volume *vol)
+{
+	unsigned int i;
+
+	down_read(&vol->peerq_sem);
+	if (fxblk_peerq_vol_live(vol))
+		return 0;
+	if (!fxblk_peerq_vol_due(vol))
+		goto out;
+	up_read(&vol->peerq_sem);
+	down_write(&vol->peerq_sem);
+	for (i = 0; i < vol->nr_members; i++)
+		fxblk_peerq_member_open(&vol->members[i]);
+	downgrade_write(&vol->peerq_sem);
+	if (fxblk_peerq_vol_live(vol))
+		return 0;
+out:
+	up_read(&vol->peerq_sem);
+	return -EOPNOTSUPP;
+}
+
+void fxblk_peerq_vol_close(struct fxblk_volume *vol)
+{
+	unsigned int i;
+
+	down_write(&vol->peerq_sem);
+	for (i = 0; i < vol->nr_members; i++) {
+		struct fxblk_peerq_ctrl *ctrl = vol->members[i].peerq;
+
+		if (!ctrl)
+			continue;
+		vol->members[i].peerq = NULL;
+		up_write(&vol->peerq_sem);
+		/* the remove work takes the semaphore: not held here */
+		fxblk_peerq_ctrl_free(ctrl);
+		down_write(&vol->peerq_sem);
+	}
+	up_write(&vol->peerq_sem);
+}
+
+/* ---- RW ---------------------------------------------------------------- */
+
+struct fxblk_peerq_batch {
+	atomic_t pending;		/* pieces + the submitter */
+	int error;
+	struct completion done;
+};
+
+struct fxblk_peerq_piece {
+	struct fxblk_peerq_batch *b;
+	struct fxblk_peerq_ctrl *ctrl;
+	struct sg_table sgt;
+	u32 bytes;
+	bool write;
+};
+
+static void fxblk_peerq_batch_put(struct fxblk_peerq_batch *b)
+{
+	if (atomic_dec_and_test(&b->pending))
+		complete(&b->done);
+}
+
+static void fxblk_peerq_piece_done(void *priv, u16 status,
+				   const union nvme_result *res)
+{
+	struct fxblk_peerq_piece *p = priv;
+	struct fxblk_peerq_batch *b = p->b;
+
+	if (status) {
+		/* stopped: nothing reached the target for it any more */
+		cmpxchg(&b->error, 0, status == FXBLK_PEERQ_ABORTED ?
+			-ENOTCONN : -EIO);
+		atomic64_inc(&p->ctrl->errors);
+		if (status != FXBLK_PEERQ_ABORTED)
+			pr_info_ratelimited("peer queue of %s: %s failed: status 0x%x\n",
+					    p->ctrl->m->disk_name,
+					    p->write ? "write" : "read",
+					    status);
+	} else {
+		atomic64_inc(&p->ctrl->ios[p->write]);
+		atomic64_add(p->bytes, &p->ctrl->bytes[p->write]);
+	}
+	sg_free_table(&p->sgt);
+	kfree(p);
+	fxblk_peerq_batch_put(b);
+}
+
+/* One NVMe Read/Write of @bytes at member sector @msector of @m. */
+static int fxblk_peerq_piece(struct fxblk_peerq_batch *b,
+			     struct fxblk_member *m, struct page **pages,
+			     u64 pos, u64 msector, u32 bytes, bool write)
+{
+	struct fxblk_peerq_ctrl *ctrl = m->peerq;
+	unsigned int off = offset_in_page(pos);
+	u64 lba = ((m->data_offset + msector) << SECTOR_SHIFT) >>
+		  ctrl->lbs_shift;
+	struct fxblk_peerq_piece *p;
+	struct nvme_command c = {};
+	int ret;
+
+	p = kzalloc(sizeof(*p), GFP_KERNEL);
+	if (!p)
+		return -ENOMEM;
+	p->b = b;
+	p->ctrl = ctrl;
+	p->bytes = bytes;
+	p->write = write;
+	ret = sg_alloc_table_from_pages(&p->sgt, pages + (pos >> PAGE_SHIFT),
+					DIV_ROUND_UP(off + bytes, PAGE_SIZE),
+					off, bytes, GFP_KERNEL);
+	if (ret) {
+		kfree(p);
+		return ret;
+	}
+	c.rw.opcode = write ? nvme_cmd_write : nvme_cmd_read;
+	c.rw.nsid = cpu_to_le32(ctrl->nsid);
+	c.rw.slba = cpu_to_le64(lba);
+	c.rw.length = cpu_to_le16((bytes >> ctrl->lbs_shift) - 1);
+	atomic_inc(&b->pending);
+	ret = fxblk_peerq_issue(&ctrl->io, &c, p->sgt.sgl, p->sgt.orig_nents,
+				bytes, write ? DMA_TO_DEVICE : DMA_FROM_DEVICE,
+				fxblk_peerq_piece_done, p);
+	if (ret) {
+		atomic_dec(&b->pending);
+		sg_free_table(&p->sgt);
+		kfree(p);
+	}
+	return ret;
+}
+
+/* Pieces of at most one chunk and one command's size, as the stripe maps. */
+static int fxblk_peerq_submit(struct fxblk_volume *vol,
+			      struct fxblk_peerq_batch *b, struct page **pages,
+			      u64 pos, u64 dev_off, u64 len, bool write)
+{
+	sector_t sector = dev_off >> SECTOR_SHIFT;
+	u64 ms, n;
+	u32 mi;
+	int ret = 0;
+
+	while (len && !ret) {
+		struct fxblk_member *m;
+
+		fxblk_map_sector(&vol->geom, sector, &mi, &ms);
+		m = &vol->members[mi];
+		n = fxblk_sectors_to_boundary(&vol->geom, sector) <<
+		    SECTOR_SHIFT;
+		n = min3(n, len, (u64)m->peerq->max_bytes);
+		ret = fxblk_peerq_piece(b, m, pages, pos, ms, n, write);
+		pos += n;
+		sector += n >> SECTOR_SHIFT;
+		len -= n;
+	}
+	return ret;
+}
+
+int fxblk_peerq_rw(struct block_device *bdev, struct page **pages, u64 pos,
+		   u64 dev_off, u64 len, bool write)
+{
+	struct fxblk_volume *vol = bdev->bd_disk->private_data;
+	struct fxblk_peerq_batch b;
+	unsigned int i;
+	int ret;
+
+	if (!READ_ONCE(fxblk_peerq_enabled) || bdev_is_partition(bdev))
+		return -EOPNOTSUPP;
+	/* DESTROY waits for this before the members and queues go */
+	if (!percpu_ref_tryget_live(&vol->active))
+		return -EOPNOTSUPP;
+	ret = fxblk_peerq_vol_get(vol);
+	if (ret)
+		goto out_ref;
+	atomic_set(&b.pending, 1);
+	b.error = 0;
+	init_completion(&b.done);
+	ret = fxblk_peerq_submit(vol, &b, pages, pos, dev_off, len, write);
+	fxblk_peerq_batch_put(&b);
+	if (!wait_for_completion_timeout(&b.done, FXBLK_PEERQ_CMD_TIMEOUT)) {
+		/* the memory stays pinned until nothing can reach it */
+		for (i = 0; i < vol->nr_members; i++)
+			fxblk_peerq_stop(vol->members[i].peerq,
+					 "I/O timed out");
+		wait_for_completion(&b.done);
+	}
+	up_read(&vol->peerq_sem);
+	if (!ret)
+		ret = b.error;
+	/*
+	 * A queue went down under the I/O: the block path moves the whole
+	 * range again (the kernel's controller has its own queues).
+	 */
+	if (ret == -ENOTCONN)
+		ret = -EOPNOTSUPP;
+out_ref:
+	percpu_ref_put(&vol->active);
+	return ret;
+}
+
+/* ---- debugfs, device removal, module ----------------------------------- */
+
+static void fxblk_peerq_show_member(struct seq_file *s,
+				    struct fxblk_volume *vol,
+				    struct fxblk_member *m)
+{
+	struct fxblk_peerq_ctrl *c = m->peerq;
+
+	seq_printf(s, "%s member=%u disk=%s", vol->disk->disk_name, m->index,
+		   m->disk_name);
+	if (!c) {
+		seq_puts(s, " state=none\n");
+		return;
+	}
+	seq_printf(s, " state=%s kctrl=%s traddr=%s trsvcid=%s subsysnqn=%s nsid=%u cntlid=%u mdts=%u sgls=0x%x keyed_sgl=%d max_bytes=%u depth=%u keep_alives=%lld reads=%lld read_bytes=%lld writes=%lld write_bytes=%lld errors=%lld why=%s\n",
+		   fxblk_peerq_state_name[c->state],
+		   c->kctrl[0] ? c->kctrl : "-", c->traddr, c->trsvcid,
+		   c->subsysnqn, c->nsid, c->cntlid, c->mdts, c->sgls,
+		   !!(c->sgls & FXBLK_PEERQ_SGLS_KEYED), c->max_bytes,
+		   FXBLK_PEERQ_DEPTH, (s64)atomic64_read(&c->ka_sent),
+		   (s64)atomic64_read(&c->ios[0]),
+		   (s64)atomic64_read(&c->bytes[0]),
+		   (s64)atomic64_read(&c->ios[1]),
+		   (s64)atomic64_read(&c->bytes[1]),
+		   (s64)atomic64_read(&c->errors), c->why);
+}
+
+/* /sys/kernel/debug/fxblk/peerq: one line per member of every volume. */
+static int fxblk_peerq_show(struct seq_file *s, void *unused)
+{
+	struct fxblk_volume *vol;
+	unsigned int i;
+	int index = 0;
+
+	seq_printf(s, "peer_queues=%d\n", READ_ONCE(fxblk_peerq_enabled));
+	while ((vol = fxblk_get_next(&index))) {
+		down_read(&vol->peerq_sem);
+		for (i = 0; i < vol->nr_members; i++)
+			fxblk_peerq_show_member(s, vol, &vol->members[i]);
+		up_read(&vol->peerq_sem);
+		fxblk_vol_put(vol);
+		index++;
+	}
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(fxblk_peerq);
+
+/* As nvme_rdma_remove_one(): tear down what uses the device, and wait. */
+static void fxblk_peerq_remove_one(struct ib_device *ibdev, void *client_data)
+{
+	struct fxblk_peerq_ctrl *ctrl;
+
+	mutex_lock(&fxblk_peerq_ctrls_lock);
+	list_for_each_entry(ctrl, &fxblk_peerq_ctrls, node) {
+		if ((ctrl->admin.ib_ready && ctrl->admin.ibdev == ibdev) ||
+		    (ctrl->io.ib_ready && ctrl->io.ibdev == ibdev))
+			queue_work(fxblk_peerq_wq, &ctrl->remove_work);
+	}
+	mutex_unlock(&fxblk_peerq_ctrls_lock);
+	flush_workqueue(fxblk_peerq_wq);
+}
+
+static struct ib_client fxblk_peerq_ib_client = {
+	.name = "fxblk_peerq",
+	.remove = fxblk_peerq_remove_one,
+};
+
+int fxblk_peerq_init(void)
+{
+	int ret;
+
+	fxblk_peerq_wq = alloc_workqueue("fxblk_peerq", WQ_UNBOUND | WQ_MEM_RECLAIM,
+					 0);
+	if (!fxblk_peerq_wq)
+		return -ENOMEM;
+	ret = ib_register_client(&fxblk_peerq_ib_client);
+	if (ret) {
+		destroy_workqueue(fxblk_peerq_wq);
+		return ret;
+	}
+	fxblk_peerq_debugfs = debugfs_create_dir("fxblk", NULL);
+	debugfs_create_file("peerq", 0400, fxblk_peerq_debugfs, NULL,
+			    &fxblk_peerq_fops);
+	return 0;
+}
+
+/* Before the volumes go: the dump reads them. */
+void fxblk_peerq_exit(void)
+{
+	debugfs_remove_recursive(fxblk_peerq_debugfs);
+}
+
+/* After the volumes went: no association is left. */
+void fxblk_peerq_exit_late(void)
+{
+	ib_unregister_client(&fxblk_peerq_ib_client);
+	destroy_workqueue(fxblk_peerq_wq);
+}

@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * fxblk peer queues (fxblk_peerq.c): fxblk's own NVMe-oF/RDMA association
+ * to the subsystem of each nvme-rdma member, next to the kernel's
+ * controller, so that a peer RW moves registered memory with an FRWR
+ * registration and a keyed SGL, not through the member's block queue.
+ * Built where the kernel has the RDMA CM (CONFIG_INFINIBAND_ADDR_TRANS);
+ * elsewhere the stubs below send every RW the block path.
+ */
+#ifndef FXBLK_PEERQ_H
+#define FXBLK_PEERQ_H
+
+#include <linux/types.h>
+
+struct fxblk_volume;
+struct block_device;
+struct page;
+
+#ifdef FXBLK_PEERQ
+int fxblk_peerq_init(void);
+void fxblk_peerq_exit(void);		/* before the volumes go */
+void fxblk_peerq_exit_late(void);	/* after */
+void fxblk_peerq_vol_close(struct fxblk_volume *vol);
+/*
+ * Move @len bytes between the pages (@pos: byte offset into @pages) and
+ * [@dev_off, @dev_off + @len) of the fxN disk @bdev over the peer queues.
+ * -EOPNOTSUPP: not for this disk now (peer_queues off, a member not
+ * nvme-rdma or its queue not up): the caller takes the block path.
+ */
+int fxblk_peerq_rw(struct block_device *bdev, struct page **pages, u64 pos,
+		   u64 dev_off, u64 len, bool write);
+#else
+static inline int fxblk_peerq_init(void)
+{
+	return 0;
+}
+
+static inline void fxblk_peerq_exit(void)
+{
+}
+
+static inline void fxblk_peerq_exit_late(void)
+{
+}
+
+static inline void fxblk_peerq_vol_close(struct fxblk_volume *vol)
+{
+}
+
+static inline int fxblk_peerq_rw(struct block_device *bdev,
+				 struct page **pages, u64 pos, u64 dev_off,
+				 u64 len, bool write)
+{
+	return -EOPNOTSUPP;
+}
+#endif
+
+#endif /* FXBLK_PEERQ_H */

@@ -1,0 +1,179 @@
+#!/bin/bash
+# lab: kernels=6.1,6.12,7.3 quick=none members=4 timeout=600
+# Peer queues (kmod/fxblk_peerq.c, issue 20 first milestone): with
+# fxblk.peer_queues=1 a synchronous FXBLK_PEER_IOC_RW of registered host
+# memory on /dev/fxN over 4 NVMe-oF/RDMA members goes over fxblk's own
+# association to each member's subsystem (RDMA CM, Fabrics Connect,
+# CC.EN/CSTS.RDY, Identify, one I/O queue, Keep Alive), as NVMe Read/Write
+# with an FRWR-registered keyed SGL, not through nvme-rdma's block queue:
+# - before the first peer RW no association exists (opened lazily);
+# - the association matches the target: the subsystem NQN and address of
+#   the member's kernel controller, keyed SGL support, MDTS and SGLS equal
+#   to what nvme id-ctrl reads from the kernel's controller of the same
+#   subsystem, a cntlid of its own (not the kernel controller's) in the
+#   subsystem's configfs cntlid range;
+# - a read (buffer offset 3.5 KiB, 195072 bytes into the volume, 331264
+#   bytes: not chunk-aligned at either end, 64 KiB chunks over all 4
+#   members) and a write (1 MiB + 4608 bytes at 1050112, buffer offset 512)
+#   give the same bytes as the block path (O_DIRECT dd), byte for byte; the
+#   bytes around the write's range and around the buffer range unchanged;
+# - during each, the peer-queue byte counters of the members grow by
+#   exactly the length, every member's for the read, and the I/O counters
+#   of every nvme block device (heads and paths: /sys/block/nvme*/stat) do
+#   not move: the data did not go through the kernel's nvme-rdma queues;
+# - after 8 s idle, every association sent Keep Alives and is still live
+#   (a read again matches);
+# - fxblk unloads with the volume and its peer queues open, the kernel's
+#   controllers still read, and the kernel log stays clean.
+# --break off: fxblk loaded without peer_queues=1: the RW takes the block
+# path, the peer-queue counters do not move and the nvme devices' do.
+# lab-break: --break off ~ the peer queue counters did not move.*the I/Os completed by the nvme block devices moved
+. /lab/lib.sh
+BREAK=
+[ "${1:-}" = --break ] && BREAK=$2
+read -r -a M <<<"${FX_MEMBERS:-}"
+[ "${#M[@]}" -ge 4 ] || fail "needs 4 members in FX_MEMBERS (got '${FX_MEMBERS:-}')"
+PT=/lab/modules/peer-test
+[ -x $PT ] || fail "$PT missing (tests/lab/modules/build.sh builds it)"
+DBG=/sys/kernel/debug/fxblk/peerq
+cleanup() {
+	fxctl remove t44 >/dev/null 2>&1
+}
+trap cleanup EXIT
+
+grep -q ' /sys/kernel/debug debugfs ' /proc/mounts ||
+	mount -t debugfs debugfs /sys/kernel/debug || fail "mount debugfs"
+
+fx_mark start
+if [ "$BREAK" = off ]; then
+	modprobe fxblk || fail "modprobe fxblk"
+else
+	modprobe fxblk peer_queues=1 || fail "modprobe fxblk peer_queues=1"
+fi
+[ -r $DBG ] || fail "no $DBG"
+fx_run fxctl create t44 --chunk 64K "${M[0]}" "${M[1]}" "${M[2]}" "${M[3]}"
+DEV=$(fxdev t44) || fail "no /dev/fxN with sysfs name t44"
+NAME=${DEV#/dev/}
+expect_eq "$(grep -c "^$NAME member=[0-3] .* state=none$" $DBG)" 4 \
+	"no association before the first peer RW"
+
+# sum of FIELD=N over the volume's members (or member $2 only)
+peer_sum() {
+	awk -v f="$1" -v m="${2:-}" -v v="$NAME" '
+		$1 == v && (m == "" || $2 == "member=" m) {
+			for (i = 3; i <= NF; i++) { split($i, kv, "="); if (kv[1] == f) s += kv[2] } }
+		END { print s + 0 }' $DBG
+}
+# reads and writes completed by every nvme block device, heads and paths
+block_ios() {
+	cat /sys/block/nvme*/stat | awk '{ s += $1 + $5 } END { print s + 0 }'
+}
+# one member's FIELD
+peer_field() {
+	sed -n "s/^$NAME member=$1 .* $2=\([^ ]*\).*/\1/p" $DBG
+}
+
+# Reference data through the block path.
+head -c $((4 << 20)) /dev/urandom > /tmp/ref
+dd if=/tmp/ref of="$DEV" bs=1M oflag=direct status=none || fail "dd the reference"
+# dd_range OFF LEN FILE: LEN bytes at OFF of the volume, O_DIRECT
+dd_range() {
+	dd if="$DEV" of="$3" bs=512 skip=$(($1 / 512)) count=$(($2 / 512)) \
+		iflag=direct status=none || fail "dd read of $2 bytes at $1"
+}
+ref_range() {
+	dd if=/tmp/ref of="$3" bs=512 skip=$(($1 / 512)) count=$(($2 / 512)) status=none
+}
+
+# rw_peer OP BUF_OFF DEV_OFF LEN FILE: the RW, with the counters checked
+rw_peer() {
+	local op=$1 len=$4 field b0 b1 p0 p1
+	field=$([ "$op" = read ] && echo read_bytes || echo write_bytes)
+	b0=$(block_ios)
+	p0=$(peer_sum $field)
+	fx_run $PT rwfile "$op" "$DEV" "$2" "$3" "$len" "$5"
+	p1=$(peer_sum $field)
+	b1=$(block_ios)
+	# both checks, so that the control run shows each one failing
+	local bad=
+	[ $((p1 - p0)) -eq "$len" ] ||
+		bad="the peer queue counters did not move as expected ($field $p0 -> $p1)"
+	[ "$b1" = "$b0" ] ||
+		bad="${bad:+$bad; }the I/Os completed by the nvme block devices moved ($b0 -> $b1)"
+	[ -z "$bad" ] || fail "peer $op of $len bytes: $bad"
+	log "ok: peer $op: $field of the peer queues +$len, no I/O on the nvme block devices"
+}
+
+# 1. read, not chunk-aligned, crossing chunks and all members
+R_OFF=195072 R_LEN=331264
+declare -a before
+for i in 0 1 2 3; do before[i]=$(peer_field $i reads); done
+rw_peer read 3584 $R_OFF $R_LEN /tmp/r1
+for i in 0 1 2 3; do
+	[ "$(peer_field $i state)" = live ] || fail "member $i: association not live: $(grep "member=$i " $DBG)"
+	[ "$(peer_field $i reads)" -gt "${before[i]:-0}" ] ||
+		fail "member $i: no peer-queue read (the range crosses every member)"
+done
+log "ok: every member's association is live and read a piece"
+ref_range $R_OFF $R_LEN /tmp/r1.ref
+dd_range $R_OFF $R_LEN /tmp/r1.blk
+cmp /tmp/r1 /tmp/r1.ref || fail "peer read differs from the reference data"
+cmp /tmp/r1 /tmp/r1.blk || fail "peer read differs from the block path's read"
+log "ok: peer read = block path read = reference ($R_LEN bytes)"
+
+# 2. the association, against the target
+for i in 0 1 2 3; do
+	line=$(grep "^$NAME member=$i " $DBG)
+	kctrl=$(peer_field $i kctrl)
+	[ -d "/sys/class/nvme/$kctrl" ] || fail "member $i: kernel controller '$kctrl' unknown: $line"
+	nqn=$(cat "/sys/class/nvme/$kctrl/subsysnqn")
+	expect_eq "$(peer_field $i subsysnqn)" "$nqn" "member $i: subsystem NQN"
+	expect_match "$(cat "/sys/class/nvme/$kctrl/address")" \
+		"traddr=$(peer_field $i traddr),trsvcid=$(peer_field $i trsvcid)" "member $i: address"
+	expect_eq "$(peer_field $i keyed_sgl)" 1 "member $i: keyed SGL"
+	fx_json nvme id-ctrl "/dev/$kctrl" -o json
+	expect_eq "$(peer_field $i mdts)" "$(jqr .mdts)" "member $i: MDTS as nvme id-ctrl reads it"
+	expect_eq "$(($(peer_field $i sgls)))" "$(jqr .sgls)" "member $i: SGLS as nvme id-ctrl reads it"
+	cid=$(peer_field $i cntlid)
+	kcid=$(cat "/sys/class/nvme/$kctrl/cntlid")
+	[ "$cid" != "$kcid" ] || fail "member $i: cntlid $cid is the kernel controller's"
+	cfs=/sys/kernel/config/nvmet/subsystems/$nqn
+	[ "$cid" -ge "$(cat $cfs/attr_cntlid_min)" ] && [ "$cid" -le "$(cat $cfs/attr_cntlid_max)" ] ||
+		fail "member $i: cntlid $cid outside the target's range"
+	log "ok: member $i: $kctrl's subsystem, cntlid $cid (kernel's $kcid), mdts $(peer_field $i mdts)"
+done
+
+# 3. write, not chunk-aligned, crossing chunks and members
+W_OFF=1050112 W_LEN=1053184
+head -c $W_LEN /dev/urandom > /tmp/w2
+rw_peer write 512 $W_OFF $W_LEN /tmp/w2
+dd_range $W_OFF $W_LEN /tmp/w2.blk
+cmp /tmp/w2 /tmp/w2.blk || fail "block path read after the peer write differs from the data written"
+dd_range $((W_OFF - 512)) 512 /tmp/w2.pre
+ref_range $((W_OFF - 512)) 512 /tmp/w2.pre.ref
+dd_range $((W_OFF + W_LEN)) 512 /tmp/w2.post
+ref_range $((W_OFF + W_LEN)) 512 /tmp/w2.post.ref
+cmp /tmp/w2.pre /tmp/w2.pre.ref && cmp /tmp/w2.post /tmp/w2.post.ref ||
+	fail "the peer write changed a sector next to its range"
+log "ok: peer write read back through the block path ($W_LEN bytes), neighbours intact"
+
+# 4. Keep Alive, idle
+sleep 8
+for i in 0 1 2 3; do
+	[ "$(peer_field $i state)" = live ] || fail "member $i: association down after 8 s idle: $(grep "member=$i " $DBG)"
+	[ "$(peer_field $i keep_alives)" -ge 2 ] || fail "member $i: $(peer_field $i keep_alives) keep alives in 8 s"
+done
+log "ok: associations live after 8 s idle, keep alives sent"
+rw_peer read 0 $W_OFF $W_LEN /tmp/r3
+cmp /tmp/r3 /tmp/w2 || fail "peer read after idle differs from the data written"
+expect_eq "$(peer_sum errors)" 0 "peer queue errors"
+grep "^$NAME " $DBG
+
+# 5. unload with the peer queues open; the kernel's controllers unaffected
+fx_unload
+for m in "${M[@]:0:4}"; do
+	dd if="$m" of=/dev/null bs=4k count=1 iflag=direct status=none || fail "read $m after the unload"
+done
+log "ok: fxblk unloaded with the peer queues open; the members still read"
+fx_dmesg_clean_since start
+pass
