@@ -19,17 +19,24 @@
  *           too); has struct pages, so FXBLK_PEER_IOC_RW moves it directly
  *           (P2PDMA pages only to a disk whose members take them, else
  *           EREMOTEIO).
- *   rocm    AMD GPU memory through amdkfd_query_rdma_interface() (amd_rdma
- *           v2); DMA addresses only.
- *   ascend  Huawei NPU memory through hal_kernel_p2p_get_pages(); physical
- *           addresses only.
+ *   rocm    AMD GPU memory through amdkfd's amd_rdma interface (API 1 or
+ *           2, fixed when the glue module fxblk_rocm.ko is built against
+ *           the installed amd_rdma.h); present only while that module is
+ *           loaded; DMA addresses only.
+ *   ascend  Huawei NPU memory through hal_kernel_p2p_get_pages() (glue
+ *           module fxblk_ascend.ko); physical addresses only.
  *   dmabuf  any dma-buf: the registration holds the buffer (a reference)
  *           and checks the range against its size. It does not attach,
  *           pin or map it (no fxblk device does DMA to it; an attachment
  *           can make the exporter move it, e.g. amdgpu VRAM to GTT).
  * Memory with DMA addresses only cannot go into bios of the in-kernel
  * nvme-rdma host: FXBLK_PEER_IOC_RW on it fails with EREMOTEIO and user
- * space stages it through host memory (libfxio does).
+ * space stages it through host memory (libfxio does). With the module
+ * parameter peer_queues=1, synchronous FXBLK_PEER_IOC_RW of host memory
+ * on a volume whose members are all nvme-rdma namespaces goes over
+ * fxblk's own NVMe-oF/RDMA queues to the members instead of the block
+ * layer (see the gpu-direct guide, "Peer queues"); other memory is not moved
+ * that way yet.
  *
  * Revocation: a vendor may take memory back (its free callback). The
  * handle then turns FXBLK_PEER_STATE_REVOKED: new I/O on
