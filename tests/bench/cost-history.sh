@@ -38,7 +38,7 @@ jq -r --argjson now "$NOW" --argjson limit "$LIMIT" '
 	       else (($v.fx / $o.fx - 1) * 100) as $d
 	         | (if ($o.single // 0) > 0 and ($v.single // 0) > 0 then ($v.single / $o.single - 1) * 100 else null end) as $ds
 	         | "  \(if $d > $limit then "REGRESSION" elif $d < -$limit then "cheaper   " else "ok        " end) \($w): fx \($v.fx | round) ns/IO, was \($o.fx | round) (\(if $d >= 0 then "+" else "" end)\($d * 100 | round / 100) %)"
-	           + (if $ds != null and ($ds | fabs) > 0.5 then "; one member alone moved too (\($ds * 100 | round / 100) %): kernel, fio or QEMU changed?" else "" end)
+	           + (if $ds != null and ($ds | fabs) > 0.5 then "; one member alone moved too (\($ds * 100 | round / 100) %): not fxN alone (kernel, fio, QEMU or the memory layout differ)" else "" end)
 	       end)
 	  end' "$HIST" | tee /tmp/cost-compare.$$ || rc=1
 grep -q '^  REGRESSION' /tmp/cost-compare.$$ && rc=1

@@ -43,7 +43,6 @@
 #                kernel and settings: fxN more than 2 % dearer on a row is a
 #                regression (reported; exit 1 unless BENCH_COST_GATE=0);
 #                BENCH_COST_RECORD=1 appends this run to the history
-#   cost-fabric  (not default) the same on the lab's 4 NVMe-oF members
 # Caps: null_blk's `mbps` timer WARNs under concurrent submitters (and a
 # WARN fails the lab run), so members are capped by service time instead:
 # timer completions, 4 tags, 128 KiB commands (tests/bench/vm-bench.sh
@@ -148,7 +147,6 @@ if [ $REPORT_ONLY = 0 ]; then
 		# loaded host): rt is host seconds per group
 		# (~25 at load 15 on 2 cores); fio adds ~0.6 guest s per group
 		cost)        opts=(--no-fabric --icount); reps=$COST_REPS; rt_iops=${RT_COST}ms; nrun=44; rt=$(((RT_COST + 600) * 30 / 1000)) ;;
-		cost-fabric) opts=(--members 4 --memory-backed 0 --icount); reps=$COST_REPS; rt_iops=${RT_COST}ms; nrun=44; rt=$(((RT_COST + 600) * 40 / 1000)) ;;
 		*) echo "bench: unknown kind $kind" >&2; exit 2 ;;
 		esac
 		# after the case, which sets the kind's repeats (seed: BENCH_SEED_REPS)
@@ -198,7 +196,7 @@ def median: map(select(. != null)) | sort |
 def r3: if . == null then null else (. * 1000 | round) / 1000 end;
 # {median, min, max} of a list (nulls dropped)
 def spread: map(select(. != null)) | {median: (median | r3), min: (min | r3), max: (max | r3)};
-def mode: if startswith("cost-fabric") then "icount-nvme-rdma" elif startswith("cost") then "icount-null_blk-local"
+def mode: if startswith("cost") then "icount-null_blk-local"
 	elif startswith("fabric") then "nvme-rdma" elif startswith("seed") then "null_blk-local-mem" else "null_blk-local" end;
 def cap($m): if $m == "nvme-rdma" then $fcap else $lcap end;
 ($s[0]) as $all
@@ -317,7 +315,7 @@ jq -r '
 def f: if . == null then "–" else (. | round | tostring) end;
 def f3: if . == null then "–" else ((. * 1000 | round) / 1000 | tostring) end;
 select((.cost | length) > 0) |
-"", "## CPU cost per I/O (kinds cost, cost-fabric: one vCPU under QEMU instruction counting)", "",
+"", "## CPU cost per I/O (kind cost: one vCPU under QEMU instruction counting)", "",
 "Guest ns per I/O = 1e9 ÷ IOPS with one vCPU that is never idle, i.e. instructions executed per I/O",
 "(-icount shift=0: 1 ns each), fio and the whole kernel path included. \"added\" = the device minus one",
 "member alone (single). Ratios < 1: fxN is cheaper. See docs/benchmarks.md (cost).", "",

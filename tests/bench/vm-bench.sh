@@ -16,7 +16,6 @@
 #                      members, for a guest under QEMU instruction counting
 #                      (tests/lab/run --icount, one vCPU): IOPS at a fixed
 #                      instruction clock, so guest time per I/O is the cost
-#          cost-fabric the same rows on the lab's 4 NVMe-oF members
 #
 # Devices, all over the same members with the same 512 KiB chunk:
 #   single  member 0 alone, same jobs/QD as the striped devices
@@ -446,11 +445,6 @@ cost)
 		fail "memory-backed null_blk with cache_size has no write cache"
 	run_set cost "$WL_COST_MB" "${C[@]}"
 	rm_local nbcmb ;;
-cost-fabric)
-	read -r -a M <<<"${FX_MEMBERS:-}"; [ ${#M[@]} -ge 4 ] || fail "no fabric members"
-	DEVS=(${COST_DEVS:-fx dm md single})
-	echo "BENCHINFO {\"kind\":\"cost-fabric\",\"members\":\"${M[*]:0:4}\",\"icount\":\"${FX_ICOUNT:-0}\"}"
-	run_set cost "$WL_COST $WL_COST_MB" "${M[@]:0:4}" ;;
 *) fail "unknown kind $KIND" ;;
 esac
 pass "bench $KIND ($FIO_RUNS fio runs)"
