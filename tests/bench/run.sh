@@ -32,6 +32,17 @@
 #                host memory, on fxN over two emulated nvme-pci namespaces and
 #                on one of them alone; needs the lab's debug kernel (make
 #                kernel-debug: CONFIG_PCI_P2PDMA) and QEMU q35, else SKIP
+#   cost         (not default) guest CPU per I/O, deterministic: one vCPU under
+#                QEMU instruction counting (tests/lab/run --icount), 4 uncapped
+#                local null_blk members (128 KiB commands, write cache), the
+#                rows of WL_COST in tests/bench/vm-bench.sh, BENCH_RUNTIME_COST_MS
+#                (200) guest ms each; guest ns per I/O = 1e9 / IOPS, the
+#                added cost over one member, fx vs dm/md (.cost in
+#                results.json). Compared with the last run recorded in
+#                BENCH_COST_HISTORY (docs/bench/cost-history.json) for the same
+#                kernel and settings: fxN more than 2 % dearer on a row is a
+#                regression (reported; exit 1 unless BENCH_COST_GATE=0);
+#                BENCH_COST_RECORD=1 appends this run to the history
 # Caps: null_blk's `mbps` timer WARNs under concurrent submitters (and a
 # WARN fails the lab run), so members are capped by service time instead:
 # timer completions, 4 tags, 128 KiB commands (tests/bench/vm-bench.sh
@@ -78,6 +89,10 @@ RT_SEED=${BENCH_RUNTIME_SEED:-2}
 # members with 128 KiB max_sectors: a REQ_NOWAIT bio dm would have to split)
 EXPECT_FAIL=${BENCH_EXPECT_FAIL-^dm kv-raw-.*-uring fio job error 11 }
 PEER_MIB=${BENCH_PEER_MIB:-128}
+RT_COST=${BENCH_RUNTIME_COST_MS:-200}
+COST_REPS=${BENCH_COST_REPS:-1}
+COST_HISTORY=${BENCH_COST_HISTORY:-$TOP/docs/bench/cost-history.json}
+COST_LIMIT=${BENCH_COST_LIMIT:-2}
 KINDS=${BENCH_KINDS:-fabric-bw fabric-iops local seed peer peer-p2p}
 REPORT_ONLY=0
 while [ $# -gt 0 ]; do
@@ -97,6 +112,7 @@ if [ $REPORT_ONLY = 0 ]; then
 	for kind in $KINDS; do
 		reps=$REPS
 		vmscript=()
+		rt_iops=$RT_IOPS
 		kernel=$KERNEL
 		case $kind in
 		fabric-bw)   opts=(--members 4 --memory-backed 0)
@@ -127,11 +143,15 @@ if [ $REPORT_ONLY = 0 ]; then
 			vmscript=("$TOP/tests/bench/vm-p2p.sh" "$reps" 32 1024)
 			# the debug kernel boots in minutes under TCG
 			nrun=8; rt=60 ;;
+		# under icount a guest second takes several host seconds (more on a
+		# loaded host): rt is host seconds per group
+		# (~25 at load 15 on 2 cores); fio adds ~0.6 guest s per group
+		cost)        opts=(--no-fabric --icount); reps=$COST_REPS; rt_iops=${RT_COST}ms; nrun=44; rt=$(((RT_COST + 600) * 30 / 1000)) ;;
 		*) echo "bench: unknown kind $kind" >&2; exit 2 ;;
 		esac
 		# after the case, which sets the kind's repeats (seed: BENCH_SEED_REPS)
 		[ ${#vmscript[@]} -gt 0 ] ||
-			vmscript=("$TOP/tests/bench/vm-bench.sh" "$kind" "$reps" "$RT_BW" "$RT_IOPS" "$LCAP" "$SEED_MIB" "$RT_SEED")
+			vmscript=("$TOP/tests/bench/vm-bench.sh" "$kind" "$reps" "$RT_BW" "$rt_iops" "$LCAP" "$SEED_MIB" "$RT_SEED")
 		# fio groups x repeats x (runtime + start-up), plus boot
 		tmo=$((240 + nrun * reps * (rt + 6)))
 		echo "bench: $kind on $kernel: $nrun fio groups x $reps repeats (timeout ${tmo}s)"
@@ -176,7 +196,8 @@ def median: map(select(. != null)) | sort |
 def r3: if . == null then null else (. * 1000 | round) / 1000 end;
 # {median, min, max} of a list (nulls dropped)
 def spread: map(select(. != null)) | {median: (median | r3), min: (min | r3), max: (max | r3)};
-def mode: if startswith("fabric") then "nvme-rdma" elif startswith("seed") then "null_blk-local-mem" else "null_blk-local" end;
+def mode: if startswith("cost") then "icount-null_blk-local"
+	elif startswith("fabric") then "nvme-rdma" elif startswith("seed") then "null_blk-local-mem" else "null_blk-local" end;
 def cap($m): if $m == "nvme-rdma" then $fcap else $lcap end;
 ($s[0]) as $all
 | ($all | map(select(.error == null))) as $ok
@@ -287,6 +308,31 @@ def sp(d): if . == null or .median == null then "–" else "\(.median | f(d)) (\
 (.skipped[] | "SKIP: \(.)"), ""
 ' "$OUT/results.json" >>"$OUT/results.md"
 
+# cost kinds (issue 22): .cost, a table, and the comparison with the history
+jq --argjson c "$(jq -f "$TOP/tests/bench/cost-rows.jq" "$OUT/results.json")" '.cost = $c' "$OUT/results.json" \
+	>"$OUT/results.json.tmp" && mv "$OUT/results.json.tmp" "$OUT/results.json"
+jq -r '
+def f: if . == null then "–" else (. | round | tostring) end;
+def f3: if . == null then "–" else ((. * 1000 | round) / 1000 | tostring) end;
+select((.cost | length) > 0) |
+"", "## CPU cost per I/O (kind cost: one vCPU under QEMU instruction counting)", "",
+"Guest ns per I/O = 1e9 ÷ IOPS with one vCPU that is never idle, i.e. instructions executed per I/O",
+"(-icount shift=0: 1 ns each), fio and the whole kernel path included. \"added\" = the device minus one",
+"member alone (single). Ratios < 1: fxN is cheaper. See docs/benchmarks.md (cost).", "",
+(.cost | group_by(.kind)[] |
+  "### \(.[0].kind)", "",
+  "| workload | jobs×QD | single | fx | dm | md | jbod | fx added | dm added | md added | fx÷dm | fx÷md | fx added ÷ dm added | ÷ md added | fx ns/MiB |",
+  "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+  (.[] | "| \(.workload) | \(.jobs)×\(.qd) | \(.dev.single.ns_per_io | f) | \(.dev.fx.ns_per_io | f) | \(.dev.dm.ns_per_io | f) | \(.dev.md.ns_per_io | f) | \(.dev.jbod.ns_per_io | f) | \(.added_ns_over_single.fx | f) | \(.added_ns_over_single.dm | f) | \(.added_ns_over_single.md | f) | \(.ratios["fx/dm"] | f3) | \(.ratios["fx/md"] | f3) | \(.ratios["fx_added/dm_added"] | f3) | \(.ratios["fx_added/md_added"] | f3) | \(.dev.fx.ns_per_mib | f) |"),
+  "")
+' "$OUT/results.json" >>"$OUT/results.md"
+COST_RC=0
+if [ "$(jq '.cost | length' "$OUT/results.json")" -gt 0 ]; then
+	"$TOP/tests/bench/cost-history.sh" "$OUT/results.json" "$COST_HISTORY" "$COST_LIMIT" \
+		"${BENCH_COST_RECORD:-0}" | tee "$OUT/cost-compare.txt" || COST_RC=$?
+	cat "$OUT/cost-compare.txt" >>"$OUT/results.md"
+fi
+
 # plot: throughput ratios per row (gnuplot, clustered bars, line at 1.0)
 jq -r '
 def order: {"seqread-1m": 0, "seqwrite-1m": 1, "kv-512k-j8": 2, "kv-512k-j16": 3, "randread-4k-qd1": 4, "randread-4k-qd32": 5}[.workload] // 9;
@@ -326,6 +372,14 @@ cat "$OUT/results.md"
 echo
 NF=$(jq '.failed_runs | map(select(.expected | not)) | length' "$OUT/results.json")
 echo "bench: $NS workload runs, $NP peer samples; results in $OUT/results.{json,md,png} (copy: $H); took $(($(date +%s) - T0)) s"
+if [ "$COST_RC" != 0 ]; then
+	if [ "${BENCH_COST_GATE:-1}" = 0 ]; then
+		echo "bench: cost: fxN got dearer (above), not failing: BENCH_COST_GATE=0" >&2
+	else
+		echo "bench: FAILED: fxN costs more than in the last recorded cost run (above; BENCH_COST_GATE=0 to only report)" >&2
+		[ "$NF" -gt 0 ] || exit 1
+	fi
+fi
 if [ "$NF" -gt 0 ]; then
 	echo "bench: FAILED: $NF workload runs failed (listed above and in results.json .failed_runs); their rows lack those samples" >&2
 	exit 1

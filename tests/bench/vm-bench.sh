@@ -12,6 +12,10 @@
 #          seed        seed workloads (SEED_RAW, SEED_FS below) on 4 capped
 #                      memory-backed local members, raw and through xfs
 #          seed-scale  a subset of them at 2, 4 and 8 members
+#          cost        CPU cost rows (WL_COST) on 4 uncapped local null_blk
+#                      members, for a guest under QEMU instruction counting
+#                      (tests/lab/run --icount, one vCPU): IOPS at a fixed
+#                      instruction clock, so guest time per I/O is the cost
 #
 # Devices, all over the same members with the same 512 KiB chunk:
 #   single  member 0 alone, same jobs/QD as the striped devices
@@ -44,6 +48,23 @@ WL_IOPS="randread-4k-qd1:randread:4k:1:1 randread-4k-qd32:randread:4k:1:32"
 # skipped, with a SKIP line)
 WL_POLL="randread-4k-qd8-uring:randread:4k:1:8:io_uring randread-4k-qd8-hipri:randread:4k:1:8:io_uring:hipri"
 DEVS=(fx dm md single jbod)
+# cost rows (kind cost): fields 6-8 are engine, hipri, extra fio options
+# (comma-separated); every random row repeats its offsets (randrepeat=1)
+# so that runs are identical instruction for instruction. Members take
+# 128 KiB per command (COST_ATTRS; configfs null_blk's default is 127 KiB);
+# x-512k reads start 4 KiB into the device, so each crosses a 512 KiB chunk.
+# WL_COST_MB runs on memory-backed members with a write cache (null_blk
+# has discard and a cache only then): flush-write is a 4 KiB write followed
+# by fsync (a flush of the volume's write cache, which reaches every
+# member) per I/O; discard is 1 MiB BLKDISCARDs.
+WL_COST="randread-4k-qd1:randread:4k:1:1 randread-4k-qd32:randread:4k:1:32
+randwrite-4k-qd1:randwrite:4k:1:1 randwrite-4k-qd32:randwrite:4k:1:32
+randread-128k-qd8:randread:128k:1:8 seqread-1m-qd8:read:1M:1:8 seqwrite-1m-qd8:write:1M:1:8
+xread-512k-qd8:randread:512k:1:8:::--offset=4k
+xread-512k-j16-uring:randread:512k:16:1:io_uring::--offset=4k"
+WL_COST_MB="flush-write-4k-qd1:write:4k:1:1:psync::--fsync=1 discard-1m-qd1:randtrim:1M:1:1:psync"
+COST_ATTRS=${COST_ATTRS:-max_sectors=256}
+COST_ATTRS_MB=${COST_ATTRS_MB:-max_sectors=256 cache_size=64}
 # seed set: SEED_MIB per reader/writer file or region, 4 readers/writers
 
 nb_disk() { # nb_disk NAME: block device of configfs null_blk NAME (6.12 names
@@ -64,7 +85,7 @@ mk_local() { # mk_local PREFIX MBPS MEMORY_BACKED N: N configfs null_blk devices
 	for ((i = 0; i < n; i++)); do
 		mkdir $NB/$p$i || fail "mkdir $NB/$p$i"
 		echo 1024 >$NB/$p$i/size; echo "$mb" >$NB/$p$i/memory_backed; echo 1 >$NB/$p$i/discard
-		for a in $(cap_attrs "$mbps"); do
+		for a in $(cap_attrs "$mbps") ${EXTRA_ATTRS:-}; do
 			echo "${a#*=}" >$NB/$p$i/${a%%=*} || fail "null_blk $p$i: $a"
 		done
 		echo 1 >$NB/$p$i/power || fail "power on null_blk $p$i"
@@ -119,7 +140,7 @@ cat >/tmp/cpumark <<'SH'
 #!/bin/sh
 read -r _ u n s i w q sq st _ </proc/stat
 read -r up _ </proc/uptime
-echo "$((u + n + s + q + sq + st)) $up" >/tmp/cpu.$1
+echo "$((u + n + s + q + sq + st)) $up $((i + w))" >/tmp/cpu.$1
 SH
 chmod +x /tmp/cpumark
 marker() { # marker G: args for the marker job before group G
@@ -243,18 +264,22 @@ seed_args() {
 
 # wl_args KIND "WORKLOADS" RT: fio sections of the bw/iops/poll sets
 wl_args() {
-	local k=$1 wls=$2 RT=$3 wl id rw bs j d eng hp i mi q sec mem
+	local k=$1 wls=$2 RT=$3 wl id rw bs j d eng hp x i mi q sec mem xo met
 	g=0
 	for wl in $wls; do
-		IFS=: read -r id rw bs j d eng hp <<<"$wl"
+		IFS=: read -r id rw bs j d eng hp x <<<"$wl"
 		eng=${eng:-libaio}
+		xo=()
+		[ -z "$x" ] || IFS=, read -r -a xo <<<"$x"
 		if [ -n "$hp" ] && [ "$k" = md ]; then
 			echo "SKIP: $KIND $id on md: md raid0 does not poll (--hipri fails with EOPNOTSUPP)"
 			continue
 		fi
-		ids+=("$id:$j:$d:$([ "$bs" = 4k ] && echo iops || echo mibs)")
+		met=mibs
+		[ "$bs" != 4k ] && [ "$set" != cost ] || met=iops
+		ids+=("$id:$j:$d:$met")
 		sec=(--rw="$rw" --bs="$bs" --direct=1 --ioengine="$eng" --time_based --runtime="$RT"
-			--norandommap --randrepeat=0 ${hp:+--hipri})
+			--norandommap --randrepeat=$([ "$set" = cost ] && echo 1 || echo 0) ${hp:+--hipri} "${xo[@]}")
 		marker $g
 		if [ "$k" = jbod ]; then
 			read -r -a mem <<<"$DEV"
@@ -275,7 +300,7 @@ FIO_RUNS=0
 # fio_groups SET DEVKIND REP: run fio with args/ids, print one BENCH line per
 # reported group (jobs found by name: the group's first section is ID or ID.0)
 fio_groups() {
-	local set=$1 k=$2 rep=$3 rc meta="[" c0 c1 id j d met g nmem
+	local set=$1 k=$2 rep=$3 rc meta="[" c0 c1 id j d met g nmem b0 u0 i0 b1 u1 i1
 	nmem=$(wc -w <<<"$MEMBERS_NOW")
 	marker ${#ids[@]}
 	fio --eta=never --thread --group_reporting --output-format=json "${args[@]}" >/tmp/fio.out 2>/tmp/fio.err
@@ -287,8 +312,9 @@ fio_groups() {
 	# one jq for all groups (jq start-up is ~1 s under TCG)
 	for ((g = 0; g < ${#ids[@]}; g++)); do
 		IFS=: read -r id j d met <<<"${ids[$g]}"
-		c0=$(cat /tmp/cpu.$g 2>/dev/null || echo "0 0"); c1=$(cat /tmp/cpu.$((g + 1)) 2>/dev/null || echo "0 0")
-		meta+="$([ $g = 0 ] || echo ,){\"wl\":\"$id\",\"jobs\":$j,\"qd\":$d,\"metric\":\"$met\",\"cpu_ms\":$(((${c1% *} - ${c0% *}) * 10)),\"wall_s\":$(awk -v a="${c0#* }" -v b="${c1#* }" 'BEGIN{print b - a}')}"
+		c0=$(cat /tmp/cpu.$g 2>/dev/null || echo "0 0 0"); c1=$(cat /tmp/cpu.$((g + 1)) 2>/dev/null || echo "0 0 0")
+		read -r b0 u0 i0 <<<"$c0"; read -r b1 u1 i1 <<<"$c1"
+		meta+="$([ $g = 0 ] || echo ,){\"wl\":\"$id\",\"jobs\":$j,\"qd\":$d,\"metric\":\"$met\",\"cpu_ms\":$(((b1 - b0) * 10)),\"idle_ms\":$(((i1 - i0) * 10)),\"wall_s\":$(awk -v a="$u0" -v b="$u1" 'BEGIN{print b - a}')}"
 	done
 	meta+="]"
 	jq -r --arg kind "$KIND" --arg set "$set" --arg dev "$k" --argjson rep "$rep" --argjson members "$nmem" \
@@ -304,18 +330,22 @@ fio_groups() {
 		   | if $J == null then {error: ("no result from fio (exit \($rc)): " + $err)}
 		     elif $J.error != 0 then {error: ("fio job error \($J.error) (exit \($rc)): " + $ioerr + " " + $err)}
 		     elif $rc != 0 and $nerr == 0 then {error: ("fio exit \($rc): " + $err)} else
-		     ($J.read.total_ios + $J.write.total_ios) as $ios
-		     | ($J.read.io_bytes + $J.write.io_bytes) as $bytes
-		     | (if $J.read.total_ios >= $J.write.total_ios then $J.read else $J.write end) as $D
+		     ($J.read.total_ios + $J.write.total_ios + ($J.trim.total_ios // 0)) as $ios
+		     | ($J.read.io_bytes + $J.write.io_bytes + ($J.trim.io_bytes // 0)) as $bytes
+		     | ([$J.read, $J.write, ($J.trim // $J.read)] | max_by(.total_ios)) as $D
 		     | {ios: $ios, bytes: $bytes, wall_s: $m.wall_s,
-			iops: ($J.read.iops + $J.write.iops),
-			mibs: (($J.read.bw + $J.write.bw) / 1024),
+			iops: ($J.read.iops + $J.write.iops + ($J.trim.iops // 0)),
+			mibs: (($J.read.bw + $J.write.bw + ($J.trim.bw // 0)) / 1024),
 			dmibs: (if $m.wall_s > 0 then $bytes / 1048576 / $m.wall_s else null end),
 			lat_mean_us: ($D.clat_ns.mean / 1000),
 			lat_p50_us: (($D.clat_ns.percentile["50.000000"] // 0) / 1000),
 			lat_p99_us: (($D.clat_ns.percentile["99.000000"] // 0) / 1000),
 			cpu_us_per_io: (if $ios > 0 then ($J.usr_cpu + $J.sys_cpu) / 100 * $J.job_runtime * 1000 / $ios else null end),
 			sys_us_per_io: (if $ios > 0 and $m.cpu_ms > 0 then $m.cpu_ms * 1000 / $ios else null end),
+			# guest ns per I/O at the group rate: the cost measure under
+			# --icount with one vCPU that is never idle (idle_frac ~ 0)
+			ns_per_io: (($J.read.iops + $J.write.iops + ($J.trim.iops // 0)) as $r | if $r > 0 then 1e9 / $r else null end),
+			idle_frac: (if $m.wall_s > 0 then $m.idle_ms / 1000 / $m.wall_s else null end),
 			error: (if $ios == 0 then "no I/O" elif $m.wall_s <= 0 then "no time marks" else null end)} end)
 		| "BENCH " + tojson' /tmp/fio.json 2>/tmp/jq.err ||
 		{ cat /tmp/jq.err; fail "jq could not read fio's JSON for $k (fio exit $rc): $(tail -c 300 /tmp/fio.err)"; }
@@ -361,7 +391,7 @@ run_set() { # run_set SET "WORKLOADS" MEMBERS...
 }
 
 echo "BENCHINFO $(jq -nc --arg kind "$KIND" --arg kver "$(uname -r)" --argjson reps "$REPS" \
-	--argjson rt_bw "$RT_BW" --argjson rt_iops "$RT_IOPS" --argjson rt_seed "$RT_SEED" --argjson chunk_kb $CHUNK_KB --arg members "${FX_MEMBERS:-}" \
+	--argjson rt_bw "$RT_BW" --argjson rt_iops "$(jq -n --arg v "$RT_IOPS" '$v | tonumber? // $v')" --argjson rt_seed "$RT_SEED" --argjson chunk_kb $CHUNK_KB --arg members "${FX_MEMBERS:-}" \
 	--arg cpus "$(nproc)" --arg caps "$(cap_attrs "$LOCAL_MBPS")" '{kind: $kind, kernel: $kver, reps: $reps,
 	runtime_bw_s: $rt_bw, runtime_iops_s: $rt_iops, runtime_seed_s: $rt_seed,
 	chunk_kb: $chunk_kb, fabric_members: $members, cpus: $cpus, local_cap_attrs: $caps}')"
@@ -402,6 +432,19 @@ seed-scale)
 		run_set seed "" "${C[@]}"
 		rm_local nbs${n}_
 	done ;;
+cost)
+	# uncapped (the CPU is the limit), not memory-backed (no copy per byte)
+	[ "$(nproc)" = 1 ] || echo "bench: note: cost rows on $(nproc) CPUs: guest time per I/O is not the CPU cost (tests/lab/run --icount)"
+	DEVS=(${COST_DEVS:-fx dm md single})
+	mapfile -t C < <(EXTRA_ATTRS=$COST_ATTRS mk_local nbcost 0)
+	echo "BENCHINFO {\"kind\":\"cost\",\"members\":\"${C[*]}\",\"member_attrs\":\"$COST_ATTRS; $COST_ATTRS_MB\",\"icount\":\"${FX_ICOUNT:-0}\"}"
+	run_set cost "$WL_COST" "${C[@]}"
+	rm_local nbcost
+	mapfile -t C < <(EXTRA_ATTRS=$COST_ATTRS_MB mk_local nbcmb 0 1)
+	[ "$(cat /sys/block/${C[0]#/dev/}/queue/write_cache)" = "write back" ] ||
+		fail "memory-backed null_blk with cache_size has no write cache"
+	run_set cost "$WL_COST_MB" "${C[@]}"
+	rm_local nbcmb ;;
 *) fail "unknown kind $KIND" ;;
 esac
 pass "bench $KIND ($FIO_RUNS fio runs)"
