@@ -122,6 +122,9 @@ Plan plan_volume(const std::vector<Candidate> &group, PlanOptions opts)
 
 	std::map<std::uint32_t, std::vector<const Candidate *>> claims;
 	std::vector<bool> held(ref.member_count, false);  // by any label, stale too
+	// Indices whose member is present but was reused (refused above): a
+	// copy of its label elsewhere does not make them missing.
+	std::vector<bool> reused(ref.member_count, false);
 	for (const auto &c : group) {
 		const label::Label &l = *c.ml.label;
 		if (l.generation < ref.generation && !genuine(c)) {
@@ -136,19 +139,20 @@ Plan plan_volume(const std::vector<Candidate> &group, PlanOptions opts)
 		if (l.member_index < held.size())
 			held[l.member_index] = true;
 		// (a copy of the label elsewhere is dealt with as foreign below)
-		if (std::string reused = reuse_reason(c); !reused.empty() && genuine(c)) {
+		if (std::string why = reuse_reason(c); !why.empty() && genuine(c)) {
 			if (!opts.force) {
+				reused[l.member_index] = true;  // genuine: index < count
 				p.problems.push_back(fmt::format(
 					"{} was reused: {}; it is not taken as a member: if it no "
 					"longer is one, 'fxctl wipe {}' removes the old fxblk label; if "
 					"it still is, 'fxctl assemble --force {}' erases the other "
-					"signature and rewrites its label", who(c), reused, c.devnode,
+					"signature and rewrites its label", who(c), why, c.devnode,
 					ref.volume_name));
 				continue;
 			}
 			p.warnings.push_back(fmt::format("--force: {} was reused ({}); taken as "
 							 "member {}, its label is rewritten",
-							 who(c), reused, l.member_index));
+							 who(c), why, l.member_index));
 		}
 		if (l.generation < ref.generation && opts.force) {
 			p.warnings.push_back(fmt::format(
@@ -204,14 +208,16 @@ Plan plan_volume(const std::vector<Candidate> &group, PlanOptions opts)
 			std::string msg = fmt::format("{} is foreign: the labels record member {} as "
 						      "{}, but {} is {}", who(*f), index,
 						      want.describe(), f->devname, is);
-			if (match.empty())
+			if (match.empty() && !reused[index])
 				p.problems.push_back(msg);
+			else if (match.empty())
+				p.warnings.push_back(msg + "; ignored");
 			else
 				p.warnings.push_back(fmt::format("{} and {} claim member index {}; {}; "
 								 "ignored", match.front()->devname,
 								 f->devname, index, msg));
 		}
-		if (match.empty())
+		if (match.empty() && !reused[index])
 			held[index] = false;  // reported missing below
 	}
 	for (std::uint32_t i = 0; i < ref.member_count; ++i) {

@@ -320,3 +320,21 @@ TEST_CASE("--force takes a member at an older generation, with a warning")
 	p = plan_volume({member(0, 0, vol), member(1, 1, other)}, {true});
 	CHECK(mentions(p, "disagree on chunk"));
 }
+
+TEST_CASE("a reused member beside a copy of its label is reused, not missing")
+{
+	// the lab: the target's backing device nullb1 shows member 1's label too
+	auto vol = volume_label(2);
+	Candidate reused = member(1, 1, vol);
+	reused.signatures = {"ext4 filesystem signature at byte 1080"};
+	Candidate copy = member(9, 1, vol);
+	copy.devname = "nullb1";
+	copy.identity = label::MemberId{};
+	copy.signatures = reused.signatures;
+	Plan p = plan_volume({member(0, 0, vol), reused, copy});
+	INFO(all(p));
+	CHECK(p.missing.empty());
+	REQUIRE(p.problems.size() == 1);
+	CHECK(mentions(p, "nvme1n1 (member 1) was reused"));
+	CHECK_FALSE(mentions(p, "nullb1"));
+}

@@ -176,5 +176,6 @@ fx_run fxctl stop $V
 settle
 rm /etc/fxblk/fxblk.conf
 fx_run fxctl assemble --import $V
+settle	# udev's blkid on the new fxN holds it open for a moment
 fx_run fxctl remove $V
 pass "change events keep a stopped volume stopped; a reused member stops assembly (named), --force takes it back, wipe clears it; another host's volume stays down until --import; fxblk.auto=0 and AUTO obeyed"
