@@ -54,6 +54,8 @@ events() {	# events ACTION: one event of that kind for every NVMe namespace
 	udevadm trigger --action="$1" --subsystem-match=block --sysname-match='nvme*' ||
 		fail "udevadm trigger --action=$1"
 }
+# udev's blkid on a new fxN holds it open for a moment: settle before a stop
+stop_v() { settle; fx_run fxctl stop $V; }
 fs_type() { udevadm info -q property "$1" | sed -n 's/^ID_FS_TYPE=//p'; }
 reuse() {	# reuse DEV: a 32 MiB ext4 at the start of DEV
 	mkfs.ext4 -q -F -b 4096 -E nodiscard "$1" 32M || fail "mkfs.ext4 $1"
@@ -72,13 +74,13 @@ for i in 0 1 2 3; do
 done
 
 log "M6: change events leave a stopped volume stopped; an add event starts it"
-fx_run fxctl stop $V
+stop_v
 settle
 if [ "$BREAK" = change ]; then events add; else events change; fi
 no_volume "change events on the members of a stopped volume"
 events add
 assembled "add events for its members"
-fx_run fxctl stop $V
+stop_v
 settle
 
 log "M2: member 1 reused by mkfs.ext4 (primary label overwritten, backup left)"
@@ -106,7 +108,7 @@ for i in 0 1 2 3; do
 		"primary 2 $i" "member $i after assemble --force: label source, generation, index"
 done
 fx_expect_fail --rc 4 --msg "$R is a member of running volume fx[0-9]+" fxctl wipe --yes "$R"
-fx_run fxctl stop $V
+stop_v
 settle
 
 log "M2: fxctl wipe removes the old label of a reused disk, not its new file system"
@@ -121,7 +123,7 @@ fx_expect_fail --rc 3 --msg "member 1 of 4 is missing" fxctl assemble $V
 
 log "M1: a volume owned by another host is not auto-assembled; --import takes it"
 fx_run fxctl create --force $V --chunk 64K "${M[@]}"
-fx_run fxctl stop $V
+stop_v
 settle
 if [ "$BREAK" != owner ]; then
 	for i in 0 1 2 3; do
@@ -142,11 +144,11 @@ for i in 0 1 2 3; do
 	expect_eq "$(label_field "$(fx_member_dev $i)" '"\(.label.owner) \(.label.generation)"')" "$HOST 2" \
 		"member $i after --import: owner, generation"
 done
-fx_run fxctl stop $V
+stop_v
 settle
 events add
 assembled "this host owns it after --import"
-fx_run fxctl stop $V
+stop_v
 settle
 
 log "M1: fxblk.auto=0 on the kernel command line: no auto-assembly, assemble NAME still works"
@@ -157,7 +159,7 @@ no_volume "fxblk.auto=0 is on the kernel command line"
 fx_run fxctl incremental "$(fx_member_dev 2)"
 expect_match "$FX_OUT" "auto-assembly is off \(fxblk.auto=0 on the kernel command line\)" "incremental under fxblk.auto=0"
 fx_run fxctl assemble $V
-fx_run fxctl stop $V
+stop_v
 settle
 umount /proc/cmdline || fail "umount /proc/cmdline"
 
@@ -172,7 +174,7 @@ done
 printf '# a volume shared on purpose\nAUTO +%s -all\n' "$V" >/etc/fxblk/fxblk.conf
 events add
 assembled "fxblk.conf allows it by name (AUTO +$V)"
-fx_run fxctl stop $V
+stop_v
 settle
 rm /etc/fxblk/fxblk.conf
 fx_run fxctl assemble --import $V
