@@ -1,6 +1,7 @@
 #include "assemble.hpp"
 
 #include "assembly_plan.hpp"
+#include "ownership.hpp"
 #include "scan.hpp"
 
 #include <cerrno>
@@ -9,6 +10,7 @@
 #include <fcntl.h>
 #include <filesystem>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <fstream>
 #include <streambuf>
 #include <sys/file.h>
@@ -78,7 +80,9 @@ json plan_doc(const Plan &p, const std::string &status, const Volume *v)
 	json d;
 	d["name"] = p.reference.volume_name;
 	d["uuid"] = label::uuid_to_string(p.reference.volume_uuid);
-	d["status"] = status;  // assembled, running, waiting, refused
+	d["status"] = status;  // assembled, running, waiting, refused, skipped
+	d["owner"] = p.reference.owner_nqn.empty() ? json(nullptr) : json(p.reference.owner_nqn);
+	d["generation"] = p.reference.generation;
 	d["disk"] = v ? json(v->disk) : json(nullptr);
 	json members = json::array();
 	for (const auto &c : p.ordered)
@@ -103,9 +107,56 @@ std::string outcome_text(const Plan &p, const Outcome &o)
 			   o.volume.disk, devnames(p.ordered));
 }
 
+// Rewrites every member's label from the plan's reference at the next
+// generation (review M3: every rewrite bumps it), with owner @owner: after
+// an import (new owner) or a forced assembly (reused or stale members).
+// Signatures libblkid found on a member are erased first (as create
+// --force does). Members are written in index order; a failure names the
+// member and what the others carry now.
+void rewrite_labels(Ctx &ctx, Plan &p, const std::string &owner)
+{
+	MemberIO &io = ctx.env.members();
+	label::Label l = p.reference;
+	l.generation = p.reference.generation + 1;
+	l.owner_nqn = owner;
+	for (std::size_t i = 0; i < p.ordered.size(); ++i) {
+		Candidate &c = p.ordered[i];
+		try {
+			if (!c.signatures.empty()) {
+				io.erase_signatures(c.devnode);
+				ctx.env.err << fmt::format("fxctl: --force: erased {} on {}\n",
+							   fmt::join(c.signatures, ", "), c.devnode);
+			}
+			l.member_index = static_cast<std::uint32_t>(i);
+			io.write_label(c.devnode, l);
+		} catch (const Error &e) {
+			std::string done = i ? fmt::format("members 0..{} carry generation {} now, the "
+							   "others generation {}", i - 1, l.generation,
+							   p.reference.generation)
+					     : std::string("no label was rewritten");
+			throw Error(fmt::format("cannot rewrite the label of {} (member {}) of {}: {}; "
+						"{}; the volume was not started: fix the device and run "
+						"the same command again, with --force when some labels "
+						"were rewritten (it takes the members left behind)",
+						c.devnode, i,
+						volume_object(p.reference), e.what(), done),
+				    e.code());
+		}
+		c.ml.label = l;
+	}
+	if (ctx.verbose)
+		ctx.env.err << fmt::format("fxctl: rewrote the labels of {}: generation {}, owner "
+					   "{}\n", volume_object(p.reference), l.generation,
+					   owner.empty() ? "none" : owner);
+	p.reference.generation = l.generation;
+	p.reference.owner_nqn = owner;
+}
+
 // CREATE the volume of a complete plan, members in index order with the
-// labels' geometry, unless it already runs over the same devices.
-Outcome start(Ctx &ctx, const Plan &p)
+// labels' geometry, unless it already runs over the same devices. With
+// @rewrite_owner, the labels are rewritten first (rewrite_labels), once the
+// volume is known not to run and its members not to be in use.
+Outcome start(Ctx &ctx, Plan &p, const std::optional<std::string> &rewrite_owner = std::nullopt)
 {
 	const label::Label &ref = p.reference;
 	std::vector<BlockDevice> devs;
@@ -139,6 +190,8 @@ Outcome start(Ctx &ctx, const Plan &p)
 						volume_object(ref), devs[i].path, i,
 						devs[i].holders.front(), devs[i].holders.front()),
 				    errno_error(EBUSY));
+	if (rewrite_owner)
+		rewrite_labels(ctx, p, *rewrite_owner);
 	CreateRequest req;
 	req.name = ref.volume_name;
 	req.chunk_sectors = ref.chunk_sectors;
@@ -158,12 +211,12 @@ Outcome start(Ctx &ctx, const Plan &p)
 
 // A complete plan: refused with its problems, or warned about and started
 // (or found running), and reported. assemble NAME and incremental end here.
-int run_plan(Ctx &ctx, const Plan &p)
+int run_plan(Ctx &ctx, Plan p, const std::optional<std::string> &rewrite_owner = std::nullopt)
 {
 	if (!p.ok())
 		refuse(p);
 	warn(ctx, p);
-	Outcome o = start(ctx, p);
+	Outcome o = start(ctx, p, rewrite_owner);
 	ctx.print(plan_doc(p, o.status, &o.volume), outcome_text(p, o));
 	return exit_ok;
 }
@@ -247,8 +300,17 @@ std::unique_ptr<RunLock> try_assembly_lock()
 void assemble_options(po::options_description &opts, po::options_description &hidden,
 		      po::positional_options_description &pos)
 {
-	opts.add_options()("all,a", po::bool_switch(),
-			   "assemble every complete volume found (other volumes are reported)");
+	opts.add_options()
+		("all,a", po::bool_switch(),
+		 "assemble every complete volume found that the auto-assembly policy allows "
+		 "on this host (the others are reported)")
+		("force,f", po::bool_switch(),
+		 "take members that were reused (another signature on them, or only the backup "
+		 "label left) or carry a stale label: erase the other signatures and rewrite "
+		 "every member's label (next generation)")
+		("import", po::bool_switch(),
+		 "take over a volume owned by another host (or without an owner): record this "
+		 "host's NQN as its owner in every label (next generation), then assemble it");
 	hidden.add_options()("target", po::value<std::string>(), "volume name or UUID");
 	pos.add("target", 1);
 }
@@ -268,14 +330,42 @@ void incremental_options(po::options_description &, po::options_description &hid
 	pos.add("device", 1);
 }
 
+// Why @ref may not be assembled here without --import, or "": owned by
+// another host (and not allowed by the AUTO line).
+std::string not_ours(const HostPolicy &pol, const label::Label &ref)
+{
+	if (!foreign_owner(pol, ref) || auto_assembly(pol, ref).allowed)
+		return "";
+	return fmt::format("{} is owned by host {} (its labels say so), and this host is {}: "
+			   "another host may be using it; if that host is gone or no longer "
+			   "uses it, 'fxctl assemble --import {}' takes it over (records this "
+			   "host as its owner)",
+			   volume_object(ref), ref.owner_nqn,
+			   pol.host_nqn.empty() ? "without a host NQN (no /etc/nvme/hostnqn)"
+						: pol.host_nqn,
+			   ref.volume_name);
+}
+
 int cmd_assemble(Ctx &ctx)
 {
 	bool all = ctx.vm["all"].as<bool>();
+	bool force = ctx.vm["force"].as<bool>();
+	bool import = ctx.vm["import"].as<bool>();
 	if (all == (ctx.vm.count("target") > 0))
 		throw UsageError("assemble needs a volume NAME or UUID, or --all");
+	if (all && (force || import))
+		throw UsageError("--force and --import take one volume NAME or UUID, not --all");
+	HostPolicy pol = ctx.env.host_policy();
+	if (import && pol.host_nqn.empty())
+		throw Error(fmt::format("cannot import: this host has no host NQN to record as the "
+					"owner; create /etc/nvme/hostnqn ('nvme gen-hostnqn > "
+					"/etc/nvme/hostnqn') or set HOSTNQN in {}", pol.conf_path),
+			    errno_error(EINVAL));
+	// One assembly at a time, with udev's incremental (assemble.hpp).
+	auto lock = try_assembly_lock();
 	std::vector<Plan> plans;
 	for (const auto &[uuid, group] : group_by_volume(scan_members(scan_log(ctx))))
-		plans.push_back(plan_volume(group));
+		plans.push_back(plan_volume(group, {force}));
 
 	if (!all) {
 		std::string target = ctx.vm["target"].as<std::string>();
@@ -300,13 +390,34 @@ int cmd_assemble(Ctx &ctx)
 						"by its UUID:{}", target, ids),
 				    errno_error(EINVAL));
 		}
-		return run_plan(ctx, *match.front());
+		const Plan &p = *match.front();
+		if (!p.ok())
+			refuse(p);
+		if (auto why = not_ours(pol, p.reference); !why.empty() && !import)
+			throw Error("cannot assemble " + why, errno_error(EREMOTE));
+		bool rewrite = import;
+		for (const auto &c : p.ordered)
+			rewrite = rewrite || !reuse_reason(c).empty() ||
+				  c.ml.label->generation < p.reference.generation;
+		if (!rewrite)
+			return run_plan(ctx, p);
+		return run_plan(ctx, p, import ? pol.host_nqn : p.reference.owner_nqn);
 	}
 
 	json docs = json::array();
 	std::string text;
 	int rc = exit_ok;
-	for (const auto &p : plans) {
+	for (auto &p : plans) {
+		if (AutoDecision d = auto_assembly(pol, p.reference); !d.allowed) {
+			json doc = plan_doc(p, "skipped", nullptr);
+			doc["problems"].push_back("not auto-assembled on this host: " + d.why);
+			docs.push_back(doc);
+			text += fmt::format("skipped {}: not auto-assembled on this host ({}); 'fxctl "
+					    "assemble {}' or --import starts it\n",
+					    volume_object(p.reference), d.why,
+					    p.reference.volume_name);
+			continue;
+		}
 		if (!p.ok()) {
 			ctx.env.err << "fxctl: " << refusal(p) << '\n';
 			docs.push_back(plan_doc(p, "refused", nullptr));
@@ -382,6 +493,14 @@ int cmd_incremental(Ctx &ctx)
 	if (ec)
 		throw Error(fmt::format("cannot access {}: {}", arg, ec.message()),
 			    errno_error(ENOENT));
+	HostPolicy pol = ctx.env.host_policy();
+	if (pol.cmdline_off) {
+		ctx.print(json{{"device", real.string()}, {"status", "auto-off"}},
+			  fmt::format("{}: auto-assembly is off (fxblk.auto=0 on the kernel command "
+				      "line); 'fxctl assemble NAME' starts a volume\n",
+				      real.string()));
+		return exit_ok;
+	}
 	std::ostream &log = scan_log(ctx);
 	Candidate self = read_candidate(real.filename().string(), log);
 	if (!self.ml.label) {
@@ -397,6 +516,26 @@ int cmd_incremental(Ctx &ctx)
 	}
 	const label::Label &l = *self.ml.label;
 	fs::path dir = run_dir() / label::uuid_to_string(l.volume_uuid);
+	if (std::string reused = reuse_reason(self); !reused.empty()) {
+		fs::remove(dir / self.devname, ec);  // recorded before it was reused
+		ctx.print(json{{"device", self.devnode}, {"status", "reused"}, {"reason", reused}},
+			  fmt::format("{}: not assembled automatically: it carries an old label of "
+				      "member {} of {} but was reused: {}; 'fxctl wipe {}' removes "
+				      "the old label, 'fxctl assemble --force {}' takes it back as "
+				      "a member\n",
+				      self.devnode, l.member_index, volume_object(l), reused,
+				      self.devnode, l.volume_name));
+		return exit_ok;
+	}
+	if (AutoDecision d = auto_assembly(pol, l); !d.allowed) {
+		ctx.print(json{{"device", self.devnode}, {"status", "not-auto"}, {"reason", d.why}},
+			  fmt::format("{}: member {} of {}: not auto-assembled on this host: {}; "
+				      "'fxctl assemble --import {}' takes it over, or allow it in "
+				      "{} (AUTO)\n",
+				      self.devnode, l.member_index, volume_object(l), d.why,
+				      l.volume_name, pol.conf_path));
+		return exit_ok;
+	}
 	fs::create_directories(dir);
 	// One incremental at a time: with several members appearing together,
 	// exactly one of them sees the set complete and creates the volume.

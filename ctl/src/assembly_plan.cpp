@@ -63,6 +63,23 @@ std::string identity_of(const Candidate &c)
 
 }  // namespace
 
+std::string reuse_reason(const Candidate &c)
+{
+	if (!c.ml.label)
+		return "";
+	if (!c.signatures.empty()) {
+		std::string sigs;
+		for (const auto &s : c.signatures)
+			sigs += (sigs.empty() ? "" : ", ") + s;
+		return fmt::format("libblkid finds {} on it (its {} fxblk label is left)", sigs,
+				   c.ml.source());
+	}
+	if (c.ml.from_backup && c.ml.primary_blank)
+		return "its primary label at byte 4096 is gone (overwritten or zeroed: no fxblk "
+		       "magic there), only the backup copy at the end is left";
+	return "";
+}
+
 std::map<VolumeUuid, std::vector<Candidate>> group_by_volume(std::vector<Candidate> cands)
 {
 	std::map<VolumeUuid, std::vector<Candidate>> groups;
@@ -82,7 +99,7 @@ std::string Plan::summary() const
 			   present, reference.member_count);
 }
 
-Plan plan_volume(const std::vector<Candidate> &group)
+Plan plan_volume(const std::vector<Candidate> &group, PlanOptions opts)
 {
 	Plan p;
 	if (group.empty()) {
@@ -105,6 +122,9 @@ Plan plan_volume(const std::vector<Candidate> &group)
 
 	std::map<std::uint32_t, std::vector<const Candidate *>> claims;
 	std::vector<bool> held(ref.member_count, false);  // by any label, stale too
+	// Indices whose member is present but was reused (refused above): a
+	// copy of its label elsewhere does not make them missing.
+	std::vector<bool> reused(ref.member_count, false);
 	for (const auto &c : group) {
 		const label::Label &l = *c.ml.label;
 		if (l.generation < ref.generation && !genuine(c)) {
@@ -118,7 +138,28 @@ Plan plan_volume(const std::vector<Candidate> &group)
 		}
 		if (l.member_index < held.size())
 			held[l.member_index] = true;
-		if (l.generation < ref.generation) {
+		// (a copy of the label elsewhere is dealt with as foreign below)
+		if (std::string why = reuse_reason(c); !why.empty() && genuine(c)) {
+			if (!opts.force) {
+				reused[l.member_index] = true;  // genuine: index < count
+				p.problems.push_back(fmt::format(
+					"{} was reused: {}; it is not taken as a member: if it no "
+					"longer is one, 'fxctl wipe {}' removes the old fxblk label; if "
+					"it still is, 'fxctl assemble --force {}' erases the other "
+					"signature and rewrites its label", who(c), why, c.devnode,
+					ref.volume_name));
+				continue;
+			}
+			p.warnings.push_back(fmt::format("--force: {} was reused ({}); taken as "
+							 "member {}, its label is rewritten",
+							 who(c), why, l.member_index));
+		}
+		if (l.generation < ref.generation && opts.force) {
+			p.warnings.push_back(fmt::format(
+				"--force: {} has a stale label (generation {}, the set {}); taken "
+				"as member {}, its label is rewritten", who(c), l.generation,
+				ref.generation, l.member_index));
+		} else if (l.generation < ref.generation) {
 			p.problems.push_back(fmt::format(
 				"{} has a stale label: generation {}, but {} has generation {}; it "
 				"missed an update of the set, so its data cannot be trusted "
@@ -167,14 +208,16 @@ Plan plan_volume(const std::vector<Candidate> &group)
 			std::string msg = fmt::format("{} is foreign: the labels record member {} as "
 						      "{}, but {} is {}", who(*f), index,
 						      want.describe(), f->devname, is);
-			if (match.empty())
+			if (match.empty() && !reused[index])
 				p.problems.push_back(msg);
+			else if (match.empty())
+				p.warnings.push_back(msg + "; ignored");
 			else
 				p.warnings.push_back(fmt::format("{} and {} claim member index {}; {}; "
 								 "ignored", match.front()->devname,
 								 f->devname, index, msg));
 		}
-		if (match.empty())
+		if (match.empty() && !reused[index])
 			held[index] = false;  // reported missing below
 	}
 	for (std::uint32_t i = 0; i < ref.member_count; ++i) {

@@ -6,8 +6,10 @@
 //
 // Never a partial volume: a set is assembled only when every index
 // 0..count-1 is claimed by exactly one device whose identity matches what the
-// labels record for that index, and every label has the set's newest
-// generation and agrees on the geometry. A device carrying a member's label
+// labels record for that index, every label has the set's newest
+// generation and agrees on the geometry, and no member was reused (another
+// signature on it, or its primary label gone): --force overrides the last
+// two. A device carrying a member's label
 // without its identity is foreign: refused (named) when it is all there is
 // for that index, ignored with a warning beside the real member (a copy: the
 // target's backing device seen locally, a dd clone).
@@ -32,7 +34,17 @@ struct Candidate {
 	// The device's own identity (label::identity_of); none if it could not
 	// be read (then the plan refuses it).
 	std::optional<label::MemberId> identity;
+	// Signatures libblkid finds on the device, described ("ext4
+	// filesystem signature at byte 1080"): written over the member.
+	std::vector<std::string> signatures;
 };
+
+// Why @c is a reused disk rather than a member, or "": libblkid finds
+// another signature on it (mkfs, a partition table), or its primary label
+// is gone (no fxblk magic at byte 4096: overwritten or zeroed) and only the
+// backup copy at the end is left. A damaged primary (magic there, bad
+// crc32c) is not reuse: the backup serves. Review M2.
+std::string reuse_reason(const Candidate &c);
 
 using VolumeUuid = std::array<std::uint8_t, 16>;
 
@@ -57,7 +69,14 @@ struct Plan {
 	std::string summary() const;
 };
 
+struct PlanOptions {
+	// assemble --force: a reused member (reuse_reason) or one with a
+	// stale label is taken as the member its label names (a warning
+	// instead of a problem); the caller rewrites the labels.
+	bool force = false;
+};
+
 // @group: the candidates of one volume UUID (non-empty, all with labels).
-Plan plan_volume(const std::vector<Candidate> &group);
+Plan plan_volume(const std::vector<Candidate> &group, PlanOptions opts = {});
 
 }  // namespace fxctl

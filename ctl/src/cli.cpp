@@ -1,6 +1,7 @@
 #include "cli.hpp"
 
 #include "assemble.hpp"
+#include "assembly_plan.hpp"
 #include "command.hpp"
 #include "completion.hpp"
 #include "doctor.hpp"
@@ -19,7 +20,9 @@
 #include <chrono>
 #include <cstring>
 #include <fmt/format.h>
+#include <iostream>
 #include <ostream>
+#include <unistd.h>
 #include <sstream>
 
 namespace fxctl {
@@ -251,8 +254,7 @@ void check_signatures(Ctx &ctx, MemberIO &io, const std::vector<BlockDevice> &de
 	for (const auto &d : devs) {
 		std::vector<std::string> found;
 		for (const auto &sig : io.signatures(d.path))
-			found.push_back(fmt::format("{} {} signature at byte {}", sig.type, sig.usage,
-						    sig.offset));
+			found.push_back(describe(sig));
 		label::MemberLabel ml = io.read_label(d.path);
 		if (ml.label)
 			found.push_back(fmt::format(
@@ -455,6 +457,9 @@ int cmd_create(Ctx &ctx)
 	l.generation = 1;
 	l.created_unix = static_cast<std::uint64_t>(ctx.env.wall_clock());
 	l.members = ids;
+	// This host owns the volume: udev on other hosts leaves it alone
+	// (ownership.hpp). Without a host NQN: no owner (label format 1).
+	l.owner_nqn = ctx.env.host_policy().host_nqn;
 	if (force)
 		for (const auto &d : devs)
 			io.erase_signatures(d.path);
@@ -510,8 +515,13 @@ int cmd_examine(Ctx &ctx)
 		throw UsageError("missing DEVICE (a member block device, e.g. /dev/nvme0n1)");
 	auto dev = ctx.vm["device"].as<std::string>();
 	require_block_device(ctx.env.blockdevs(), dev);
-	label::MemberLabel ml = ctx.env.members().read_label(dev);
-	json doc = examine_doc(dev, ml);
+	Candidate c;
+	c.ml = ctx.env.members().read_label(dev);
+	const label::MemberLabel &ml = c.ml;
+	if (ml.label)
+		for (const auto &sig : ctx.env.members().signatures(dev))
+			c.signatures.push_back(describe(sig));
+	json doc = examine_doc(dev, ml, reuse_reason(c));
 	if (ctx.vm["export"].as<bool>()) {
 		// For udev: nothing and success for a non-member.
 		ctx.env.out << export_examine(doc);
@@ -519,6 +529,70 @@ int cmd_examine(Ctx &ctx)
 	}
 	ctx.print(doc, text_examine(doc));
 	return ml.label ? exit_ok : exit_not_found;
+}
+
+void wipe_options(po::options_description &opts, po::options_description &hidden,
+		  po::positional_options_description &pos)
+{
+	opts.add_options()("yes,y", po::bool_switch(), "wipe without asking (for scripts)");
+	hidden.add_options()("device", po::value<std::string>(), "member device");
+	pos.add("device", 1);
+}
+
+// wipe DEV: both copies of an fxblk label, which wipefs cannot see
+// (libblkid has no fxblk prober), like mdadm --zero-superblock. Refused on
+// a member of a running volume; asks first unless --yes.
+int cmd_wipe(Ctx &ctx)
+{
+	if (!ctx.vm.count("device"))
+		throw UsageError("missing DEVICE (a block device carrying an fxblk label)");
+	auto dev = ctx.vm["device"].as<std::string>();
+	require_block_device(ctx.env.blockdevs(), dev);
+	BlockDevice d = ctx.env.blockdevs().probe(dev);
+	MemberIO &io = ctx.env.members();
+	label::MemberLabel ml = io.read_label(dev);
+	json doc = {{"schema_version", schema_version}, {"device", dev}, {"wiped", false}};
+	if (!ml.label && ml.primary_blank && ml.backup_blank) {
+		ctx.print(doc, fmt::format("{} carries no fxblk label; nothing to wipe\n", dev));
+		return exit_ok;
+	}
+	std::string what =
+		ml.label ? fmt::format("the fxblk label of member {} of {} of volume \"{}\" ({})",
+				       ml.label->member_index, ml.label->member_count,
+				       ml.label->volume_name,
+				       label::uuid_to_string(ml.label->volume_uuid))
+			 : fmt::format("a damaged fxblk label ({})", !ml.primary_blank
+									 ? ml.primary_reason
+									 : ml.backup_reason);
+	if (!d.holders.empty())
+		throw Error(fmt::format("{} is a member of running volume {}: {} is not wiped; stop "
+					"the volume first ('fxctl stop'), or 'fxctl remove' it, which "
+					"wipes its members' labels", dev, d.holders.front(), what),
+			    errno_error(EBUSY));
+	if (d.busy)
+		throw Error(fmt::format("{} is in use (mounted or opened exclusively): {} is not "
+					"wiped; unmount or release it first", dev, what),
+			    errno_error(EBUSY));
+	if (!ctx.vm["yes"].as<bool>()) {
+		auto yes = ctx.env.confirm(fmt::format("wipe {} on {}?", what, dev));
+		if (!yes)
+			throw Error(fmt::format("{} is not wiped: no terminal to ask for confirmation; "
+						"run 'fxctl wipe --yes {}' to wipe {}", dev, dev, what),
+				    errno_error(ECANCELED));
+		if (!*yes)
+			throw Error(fmt::format("{} is not wiped (not confirmed)", dev),
+				    errno_error(ECANCELED));
+	}
+	auto lock = io.lock(dev);  // udev's protocol: no event while we write
+	io.wipe_label(dev);
+	doc["wiped"] = true;
+	doc["label"] = ml.label ? json({{"volume_name", ml.label->volume_name},
+					{"volume_uuid", label::uuid_to_string(ml.label->volume_uuid)},
+					{"member_index", ml.label->member_index}})
+				: json(nullptr);
+	ctx.print(doc, fmt::format("wiped {} on {} (every copy carrying the fxblk magic); "
+				   "the rest of the device is untouched\n", what, dev));
+	return exit_ok;
 }
 
 // A removed volume is gone for good: its labels go too, so the members
@@ -787,34 +861,59 @@ const Command commands[] = {
 	 "FXBLK_LABEL=primary|backup; for a device that is not a member it prints nothing "
 	 "and exits 0.\n\nExample: fxctl examine -o json /dev/nvme0n1",
 	 examine_options, cmd_examine},
+	{"wipe", "wipe [--yes] DEVICE", "Remove the fxblk label from a device.",
+	 "Zero both copies of the fxblk label on DEVICE (wipefs cannot: libblkid has no "
+	 "fxblk prober), like mdadm --zero-superblock: for a disk that is no longer a "
+	 "member, e.g. one reused by mkfs whose backup label at the end survived. Only "
+	 "copies carrying the fxblk magic are zeroed: whatever now lives where the "
+	 "primary copy was stays. Refused on a member of a running volume (exit 4). Asks "
+	 "first on a terminal; without one, --yes is needed. A device without an fxblk "
+	 "label: nothing to do, exit 0.\n\nExample: fxctl wipe --yes /dev/nvme3n1",
+	 wipe_options, cmd_wipe},
 	{"remove", "remove [--force] NAME", "Remove a volume.",
 	 "Remove a volume (NAME, fxN or /dev/fxN). Refused while it is open (exit 4), "
 	 "unless --force: then its I/O fails with EIO at once, the name is free again and "
 	 "/dev/fxN disappears at its last close (for a volume whose member is gone). The "
 	 "volume's labels on the members are wiped; their data area is not touched.", remove_options, cmd_remove},
-	{"assemble", "assemble NAME|UUID|--all", "Start volumes from their members' labels.",
+	{"assemble", "assemble [--force] [--import] NAME|UUID | --all",
+	 "Start volumes from their members' labels.",
 	 "Find the members of volume NAME (or UUID) by their labels among the block devices "
 	 "present, check them and create the volume with the labels' geometry, members in "
 	 "stripe order whatever their nvmeXnY names are now. Refused, naming the device or "
 	 "the member, when a member is missing (exit 3), foreign (its identity is not the "
 	 "one the labels record for its index), has a stale label (an older generation "
-	 "than the others) or when two devices claim the same index: never a partial "
-	 "volume. A volume already running over the same devices is reported (exit 0). "
-	 "--all does this for every volume found.\n\nExample: fxctl assemble kv-cache",
+	 "than the others), was reused (libblkid finds another signature on it, e.g. from "
+	 "mkfs or a partition table, or its primary label is gone and only the backup is "
+	 "left) or when two devices claim the same index: never a partial volume. A volume "
+	 "owned by another host (its labels record that host's NQN) is refused unless the "
+	 "AUTO line of /etc/fxblk/fxblk.conf allows it. A volume already running over the "
+	 "same devices is reported (exit 0).\n"
+	 "--force takes reused and stale members as the members their labels name: the "
+	 "other signatures are erased and every member's label is rewritten at the next "
+	 "generation. --import takes over a volume owned by another host (or one without "
+	 "an owner): every label is rewritten with this host's NQN as the owner, at the next "
+	 "generation. --all assembles every complete volume the auto-assembly policy "
+	 "allows on this host (as udev would) and reports the others as skipped.\n\n"
+	 "Example: fxctl assemble kv-cache",
 	 assemble_options, cmd_assemble},
 	{"stop", "stop NAME|--all", "Stop a volume; its labels stay.",
 	 "Remove the volume from the kernel without touching its members or their labels "
-	 "(like mdadm --stop): 'fxctl assemble' or udev starts it again. Refused while the "
-	 "volume is open (exit 4). --all stops every volume that is not open and reports "
-	 "the others.", stop_options, cmd_stop},
+	 "(like mdadm --stop): 'fxctl assemble' starts it again, and so does udev when its "
+	 "members appear again (an \"add\" event: connect, boot; not a \"change\" event). "
+	 "Refused while the volume is open (exit 4). --all stops every volume that is not "
+	 "open and reports the others.", stop_options, cmd_stop},
 	{"incremental", "incremental DEVICE", "Add one member as it appears (for udev).",
-	 "Called by the udev rule for every block device carrying an fxblk label: records "
-	 "DEVICE under /run/fxblk/<volume uuid>/ and, once every member of its volume is "
-	 "there, assembles the volume. Says what it is waiting for until then. Safe to run "
-	 "concurrently for several members (one at a time under a lock on /run/fxblk/lock) "
-	 "and again (a running volume is reported, exit 0). A device without a label: "
-	 "nothing to do, exit 0. Refused like assemble (exit 1) for foreign, stale or "
-	 "duplicated members.", incremental_options, cmd_incremental},
+	 "Called by the udev rule when a block device carrying an fxblk label appears (an "
+	 "\"add\" event): records DEVICE under /run/fxblk/<volume uuid>/ and, once every "
+	 "member of its volume is there, assembles the volume. Says what it is waiting for "
+	 "until then. Nothing is recorded or started (exit 0, saying why) when fxblk.auto=0 "
+	 "is on the kernel command line, when DEVICE was reused (see assemble), or when the "
+	 "auto-assembly policy does not allow the volume on this host (by default: only "
+	 "volumes owned by this host, or without an owner). Safe to run concurrently for "
+	 "several members (one at a time under a lock on /run/fxblk/lock) and again (a "
+	 "running volume is reported, exit 0). A device without a label: nothing to do, "
+	 "exit 0. Refused like assemble (exit 1) for foreign, stale or duplicated members.",
+	 incremental_options, cmd_incremental},
 	{"list", "list", "List all volumes with their state.",
 	 "List all volumes: disk, name, state (live, failing, gone), capacity, chunk, "
 	 "members, open count and flags (read-only, nowait, removed).", no_options,
@@ -1154,6 +1253,17 @@ MemberLayout member_layout(const BlockDevice &dev, std::uint64_t offset_bytes,
 			    errno_error(ENOSPC));
 	return {offset_bytes / sector_size,
 		(size - offset_bytes - reserved_tail_bytes) / sector_size};
+}
+
+std::optional<bool> ask_terminal(const std::string &question)
+{
+	if (!isatty(STDIN_FILENO) || !isatty(STDERR_FILENO))
+		return std::nullopt;
+	std::cerr << "fxctl: " << question << " [y/N] " << std::flush;
+	std::string answer;
+	if (!std::getline(std::cin, answer))
+		return false;
+	return answer == "y" || answer == "Y" || answer == "yes";
 }
 
 double monotonic_seconds()

@@ -8,11 +8,13 @@
 #include "doctor.hpp"
 #include "fabrics.hpp"
 #include "nvme_info.hpp"
+#include "ownership.hpp"
 #include "peer.hpp"
 
 #include <functional>
 #include <iosfwd>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,6 +22,9 @@ namespace fxctl {
 
 double monotonic_seconds();  // CLOCK_MONOTONIC
 double epoch_seconds();      // CLOCK_REALTIME
+// "QUESTION [y/N] " on stderr, an answer from stdin when both are a
+// terminal; nullopt otherwise.
+std::optional<bool> ask_terminal(const std::string &question);
 
 // Everything a command touches outside the process, so tests can fake it.
 struct Env {
@@ -37,6 +42,11 @@ struct Env {
 	std::function<std::unique_ptr<Fabric>(bool)> fabric = make_libnvme_fabric;
 	std::function<DoctorFacts(Env &, bool)> doctor_facts = collect_doctor_facts;
 	std::function<PeerFacts(Env &)> peer_facts = collect_peer_facts;  // peer status
+	// This host's NQN and auto-assembly policy (ownership.hpp).
+	std::function<HostPolicy()> host_policy = load_host_policy;
+	// Asks @question on the terminal: true for yes; nullopt when there is
+	// no terminal to ask (stdin is not a tty).
+	std::function<std::optional<bool>(const std::string &)> confirm = ask_terminal;
 };
 
 // Runs one fxctl invocation; @args excludes argv[0]. Returns the exit code

@@ -53,8 +53,12 @@ constexpr std::size_t data_sectors = 96;    // u64    sectors per member
 constexpr std::size_t generation = 104;     // u64
 constexpr std::size_t created = 112;        // u64    unix seconds
 constexpr std::size_t members_offset = 120; // u32    512
-constexpr std::size_t flags = 124;          // u32    0 in version 1
-constexpr std::size_t reserved = 128;       // ..511 zero Member entry i at members_offset + i * entry_bytes:
+constexpr std::size_t flags = 124;          // u32    0 in versions 1 and 2
+constexpr std::size_t owner = 128;          // char[224] owner host NQN (version 2;
+                                            // version 1: reserved, zero)
+constexpr std::size_t reserved = 128;       // version 1: ..511 zero
+constexpr std::size_t reserved_v2 = 352;    // version 2: ..511 zero
+// Member entry i at members_offset + i * entry_bytes:
 constexpr std::size_t e_nguid = 0;          // u8[16]
 constexpr std::size_t e_uuid = 16;          // u8[16]
 constexpr std::size_t e_eui64 = 32;         // u8[8]
@@ -64,6 +68,7 @@ constexpr std::size_t e_nqn = 48;           // char[224], NUL-terminated
 }  // namespace off
 
 static_assert(off::e_nqn + kNqnBytes == kMemberEntryBytes);
+static_assert(off::owner + kNqnBytes == off::reserved_v2 && off::reserved_v2 < kHeaderBytes);
 
 void put32(std::uint8_t *p, std::uint32_t v)
 {
@@ -376,6 +381,8 @@ std::string validate(const Label &l)
 				   l.data_sectors);
 	if (all_zero(l.volume_uuid))
 		return "volume UUID is all zeros";
+	if (l.owner_nqn.size() >= kNqnBytes || l.owner_nqn.find('\0') != std::string::npos)
+		return fmt::format("owner host NQN longer than {} characters", kNqnBytes - 1);
 	for (std::size_t i = 0; i < l.members.size(); i++)
 		if (l.members[i].subsys_nqn.size() >= kNqnBytes ||
 		    l.members[i].subsys_nqn.find('\0') != std::string::npos)
@@ -399,7 +406,7 @@ std::vector<std::uint8_t> encode(const Label &l)
 	std::vector<std::uint8_t> b(kLabelBytes, 0);
 	std::uint8_t *p = b.data();
 	std::copy(kMagic.begin(), kMagic.end(), p + off::magic);
-	put32(p + off::version, kFormatVersion);
+	put32(p + off::version, l.format_version());
 	put32(p + off::header_bytes, kHeaderBytes);
 	put32(p + off::label_bytes, kLabelBytes);
 	std::copy(l.volume_uuid.begin(), l.volume_uuid.end(), p + off::volume_uuid);
@@ -414,6 +421,7 @@ std::vector<std::uint8_t> encode(const Label &l)
 	put64(p + off::created, l.created_unix);
 	put32(p + off::members_offset, kHeaderBytes);
 	put32(p + off::flags, 0);
+	std::memcpy(p + off::owner, l.owner_nqn.data(), l.owner_nqn.size());
 	for (std::size_t i = 0; i < l.members.size(); i++) {
 		const MemberId &m = l.members[i];
 		std::uint8_t *e = p + kHeaderBytes + i * kMemberEntryBytes;
@@ -444,10 +452,10 @@ Decoded decode(std::span<const std::uint8_t> bytes)
 					kLabelBytes));
 	const std::uint8_t *p = bytes.data();
 	std::uint32_t version = get32(p + off::version);
-	if (version != kFormatVersion)
+	if (version != kFormatVersion && version != kFormatVersionNoOwner)
 		return fail(fmt::format("label format version {} not supported (this fxctl "
-					"reads version {}); upgrade fxctl",
-					version, kFormatVersion));
+					"reads versions {} and {}); upgrade fxctl",
+					version, kFormatVersionNoOwner, kFormatVersion));
 	if (get32(p + off::header_bytes) != kHeaderBytes)
 		return fail(fmt::format("header length {} is not {} for version 1",
 					get32(p + off::header_bytes), kHeaderBytes));
@@ -465,13 +473,21 @@ Decoded decode(std::span<const std::uint8_t> bytes)
 					get32(p + off::members_offset), kHeaderBytes));
 	if (std::uint32_t f = get32(p + off::flags); f)
 		return fail(fmt::format("unknown flags {:#x}", f));
-	// Reserved space is zero in version 1 (a later use means a new version).
-	if (auto nz = nonzero(p, off::reserved, kHeaderBytes))
+	// Reserved space is zero (a later use means a new version).
+	if (auto nz = nonzero(p, version == 1 ? off::reserved : off::reserved_v2, kHeaderBytes))
 		return fail(fmt::format("reserved header byte {} not zero", *nz));
 
 	Label l;
-	std::copy_n(p + off::volume_uuid, 16, l.volume_uuid.begin());
 	std::string why;
+	if (version == kFormatVersion) {
+		l.owner_nqn = cstr(p + off::owner, kNqnBytes, why);
+		if (!why.empty())
+			return fail("owner host NQN " + why);
+		// encode writes version 1 for a label without an owner
+		if (l.owner_nqn.empty())
+			return fail("version 2 label without an owner host NQN");
+	}
+	std::copy_n(p + off::volume_uuid, 16, l.volume_uuid.begin());
 	l.volume_name = cstr(p + off::volume_name, FXBLK_NAME_MAX, why);
 	if (!why.empty())
 		return fail("volume name " + why);
@@ -560,8 +576,24 @@ void write_member(const std::string &devnode, const Label &l)
 
 void wipe_member(const std::string &devnode)
 {
-	std::vector<std::uint8_t> zero(kLabelBytes, 0);
-	write_both(devnode, zero.data());
+	DeviceFd f(devnode, O_RDWR, DeviceFd::Direct::if_supported);
+	std::uint64_t bytes = dev_bytes(f.get(), devnode);
+	AlignedBuf buf(kLabelBytes);
+	bool wrote = false;
+	for (std::uint64_t at : {kPrimaryOffset, backup_offset(bytes)}) {
+		if (!at || at + kLabelBytes > bytes)
+			continue;
+		pread_all(f.get(), buf.p, kLabelBytes, at, devnode);
+		if (!std::equal(kMagic.begin(), kMagic.end(), buf.p))
+			continue;
+		std::memset(buf.p, 0, kLabelBytes);
+		pwrite_all(f.get(), buf.p, kLabelBytes, at, devnode);
+		wrote = true;
+	}
+	if (wrote && ::fsync(f.get()) < 0)
+		throw Error(fmt::format("cannot flush {} after wiping its label: {}", devnode,
+					std::strerror(errno)),
+			    errno_error(errno));
 }
 
 MemberId identity_of(const std::string &devname, const std::string &sysfs)

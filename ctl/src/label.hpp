@@ -19,8 +19,12 @@
 
 namespace fxctl::label {
 
-// Written into every label; decode refuses any other version.
-inline constexpr std::uint32_t kFormatVersion = 1;
+// The newest format version: 2 adds the owning host's NQN (a v1 header's
+// reserved bytes 128..351). encode writes version 1 for a label without an
+// owner (byte for byte what fxctl before owners wrote) and version 2 for one
+// with an owner; decode reads both and refuses any other version.
+inline constexpr std::uint32_t kFormatVersion = 2;
+inline constexpr std::uint32_t kFormatVersionNoOwner = 1;
 // Size of one label copy on disk (both copies), covered by the crc32c.
 inline constexpr std::size_t kLabelBytes = 16384;
 // Byte offset of the primary copy on every member (mdadm 1.2 uses 4 KiB too:
@@ -77,6 +81,14 @@ struct Label {
 	std::uint64_t generation = 0;    // bumped on every rewrite of the set
 	std::uint64_t created_unix = 0;  // seconds since the epoch
 	std::vector<MemberId> members;   // member_count entries, stripe order
+	// Host NQN of the host that owns the volume (auto-assembles it), at
+	// most kNqnBytes - 1 characters; "" for a label without an owner
+	// (format version 1).
+	std::string owner_nqn;
+	std::uint32_t format_version() const
+	{
+		return owner_nqn.empty() ? kFormatVersionNoOwner : kFormatVersion;
+	}
 	bool operator==(const Label &) const = default;
 };
 
@@ -111,7 +123,10 @@ MemberLabel read_member(const std::string &devnode);
 // Writes @l to both copies and flushes (O_DIRECT + fsync). Throws Error
 // naming the device on failure.
 void write_member(const std::string &devnode, const Label &l);
-// Zeroes both copies (and flushes). Throws Error naming the device.
+// Zeroes each copy that carries the fxblk magic (a valid or damaged
+// label), and flushes; a copy without it is left alone (on a reused disk
+// the primary's place holds the new owner's data). Throws Error naming the
+// device.
 void wipe_member(const std::string &devnode);
 
 // Identity of block device @devname ("nvme0n1" or "/dev/nvme0n1") from

@@ -65,6 +65,11 @@ Signature current(blkid_probe pr)
 
 }  // namespace
 
+std::string describe(const Signature &s)
+{
+	return fmt::format("{} {} signature at byte {}", s.type, s.usage, s.offset);
+}
+
 std::vector<Signature> SystemMemberIO::signatures(const std::string &path)
 {
 	DeviceFd f(path, O_RDONLY);

@@ -21,6 +21,9 @@ struct Signature {
 	std::uint64_t offset = 0;  // byte offset of its magic, if known
 };
 
+// "xfs filesystem signature at byte 0"
+std::string describe(const Signature &s);
+
 class MemberIO {
 public:
 	virtual ~MemberIO() = default;

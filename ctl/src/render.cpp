@@ -440,7 +440,8 @@ json copy_json(bool valid, bool blank, const std::string &reason)
 
 }  // namespace
 
-json examine_doc(const std::string &device, const label::MemberLabel &ml)
+json examine_doc(const std::string &device, const label::MemberLabel &ml,
+		 const std::string &reused)
 {
 	json doc = {{"schema_version", schema_version},
 		    {"device", device},
@@ -448,6 +449,7 @@ json examine_doc(const std::string &device, const label::MemberLabel &ml)
 		    {"label_source", ml.label ? json(ml.source()) : json(nullptr)}};
 	doc["primary"] = copy_json(ml.primary_reason.empty(), ml.primary_blank, ml.primary_reason);
 	doc["backup"] = copy_json(ml.backup_reason.empty(), ml.backup_blank, ml.backup_reason);
+	doc["reused"] = reused.empty() ? json(nullptr) : json(reused);
 	if (!ml.label) {
 		doc["label"] = nullptr;
 		return doc;
@@ -463,7 +465,8 @@ json examine_doc(const std::string &device, const label::MemberLabel &ml)
 				   {"uuid", hex_id(m.uuid).empty() ? "" : label::uuid_to_string(m.uuid)},
 				   {"eui64", hex_id(m.eui64)}});
 	}
-	doc["label"] = {{"format_version", label::kFormatVersion},
+	doc["label"] = {{"format_version", l.format_version()},
+			{"owner", l.owner_nqn.empty() ? json(nullptr) : json(l.owner_nqn)},
 			{"volume_uuid", label::uuid_to_string(l.volume_uuid)},
 			{"volume_name", l.volume_name},
 			{"member_index", l.member_index},
@@ -497,6 +500,9 @@ std::string text_examine(const json &doc)
 	out += fmt::format("  volume uuid  {}\n", l.at("volume_uuid").get<std::string>());
 	out += fmt::format("  generation   {}, created {}\n", l.at("generation").get<std::uint64_t>(),
 			   iso_time(static_cast<double>(l.at("created").get<std::uint64_t>())));
+	out += fmt::format("  owner        {}\n", l.at("owner").is_null()
+							 ? "none recorded (label format 1)"
+							 : l.at("owner").get<std::string>());
 	out += fmt::format("  geometry     chunk {}, data offset {}, {} per member, capacity {}\n",
 			   format_size(l.at("chunk_bytes").get<std::uint64_t>()),
 			   format_size(l.at("data_offset_bytes").get<std::uint64_t>()),
@@ -529,6 +535,11 @@ std::string text_examine(const json &doc)
 		if (!c.at("valid").get<bool>())
 			out += fmt::format("  warning: {}; the {} label serves\n", copy_text(which, c), src);
 	}
+	if (doc.contains("reused") && !doc.at("reused").is_null())
+		out += fmt::format("  warning: reused: {}; not assembled as a member: 'fxctl wipe "
+				   "{}' removes the old label, 'fxctl assemble --force {}' takes "
+				   "it back\n", doc.at("reused").get<std::string>(), dev,
+				   l.at("volume_name").get<std::string>());
 	return out;
 }
 
@@ -545,7 +556,8 @@ std::string export_examine(const json &doc)
 			   l.at("member_index").get<std::uint32_t>(),
 			   l.at("member_count").get<std::uint32_t>(),
 			   l.at("generation").get<std::uint64_t>(),
-			   doc.at("label_source").get<std::string>());
+			   doc.at("label_source").get<std::string>()) +
+	       (doc.contains("reused") && !doc.at("reused").is_null() ? "FXBLK_REUSED=1\n" : "");
 }
 
 std::string text_created(const json &doc)

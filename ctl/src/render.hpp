@@ -50,8 +50,11 @@ json error_doc(const std::string &message, int code, int err);
 // format_version, volume_uuid, volume_name, member_index, member_count,
 // generation, created (seconds since the epoch), chunk_bytes,
 // data_offset_bytes, data_bytes (per member), capacity_bytes, members [{index,
-// nsid, subsys_nqn, nguid, uuid, eui64}] (identifiers as hex, "" if absent).
-json examine_doc(const std::string &device, const label::MemberLabel &ml);
+// nsid, subsys_nqn, nguid, uuid, eui64}] (identifiers as hex, "" if absent),
+// owner (host NQN, null if none); "reused": why the device is a reused
+// disk and not a member (@reused, assembly_plan.hpp reuse_reason), or null.
+json examine_doc(const std::string &device, const label::MemberLabel &ml,
+		 const std::string &reused = "");
 
 std::vector<std::string> feature_names(std::uint64_t features);
 std::vector<std::string> volume_flag_names(std::uint64_t flags);
@@ -69,7 +72,7 @@ std::string text_created(const json &doc);
 std::string text_removed(const json &doc);
 std::string text_examine(const json &doc);
 // examine --export: KEY=VALUE lines for udev's IMPORT{program}; nothing for
-// a non-member.
+// a non-member; FXBLK_REUSED=1 for a reused disk.
 std::string export_examine(const json &doc);
 // One line: "2026-12-01T12:00:00Z member-error vol1 (fx0) member 1 nvme1n1:
 // error -5 (EIO), failing".

@@ -1,6 +1,7 @@
 #include "scan.hpp"
 
 #include "error.hpp"
+#include "member_io.hpp"
 
 #include <cerrno>
 #include <fmt/format.h>
@@ -66,6 +67,14 @@ Candidate read_candidate(const std::string &devname, std::ostream &log)
 	}
 	if (!c.ml.label)
 		return c;
+	try {
+		SystemMemberIO io;
+		for (const auto &s : io.signatures(c.devnode))
+			c.signatures.push_back(describe(s));
+	} catch (const std::exception &e) {
+		log << fmt::format("fxctl: {}: cannot probe it for other signatures: {}\n",
+				   c.devnode, e.what());
+	}
 	try {
 		c.identity = label::identity_of(devname);
 	} catch (const std::exception &e) {

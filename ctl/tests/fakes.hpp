@@ -308,6 +308,15 @@ struct Harness {
 	std::function<DoctorFacts(Env &, bool)> doctor_facts;       // doctor
 	std::function<PeerFacts(Env &)> peer_facts;                 // peer status
 	int connects = 0;
+	// This host (ownership.hpp), not the build machine's /etc/nvme/hostnqn.
+	HostPolicy policy = [] {
+		HostPolicy p;
+		p.host_nqn = "nqn.2014-08.org.nvmexpress:uuid:host-a";
+		return p;
+	}();
+	// The answer to a confirmation question; nullopt: no terminal.
+	std::optional<bool> answer;
+	std::vector<std::string> questions;
 
 	Harness()
 	{
@@ -342,6 +351,11 @@ struct Harness {
 			env.doctor_facts = doctor_facts;
 		if (peer_facts)
 			env.peer_facts = peer_facts;
+		env.host_policy = [this] { return policy; };
+		env.confirm = [this](const std::string &q) {
+			questions.push_back(q);
+			return answer;
+		};
 		return fxctl::run(args, env);
 	}
 };

@@ -240,3 +240,101 @@ TEST_CASE("devices are grouped by volume UUID; unlabelled ones are left out")
 	CHECK(plan_volume(groups.at(a.volume_uuid)).ok());
 	CHECK(plan_volume(groups.at(b.volume_uuid)).ok());
 }
+
+// Review M2: a disk reused by mkfs or a partition table keeps the backup
+// label at its end; it is not a member any more unless --force says so.
+TEST_CASE("a reused member (another signature on it) is refused, named with what libblkid finds")
+{
+	auto vol = volume_label(3);
+	Candidate reused = member(1, 1, vol);
+	reused.ml.from_backup = true;
+	reused.ml.primary_blank = true;
+	reused.signatures = {"ext4 filesystem signature at byte 1080"};
+	CHECK(reuse_reason(reused) ==
+	      "libblkid finds ext4 filesystem signature at byte 1080 on it (its backup fxblk "
+	      "label is left)");
+	Plan p = plan_volume({member(0, 0, vol), reused, member(2, 2, vol)});
+	CHECK_FALSE(p.ok());
+	CHECK(p.missing.empty());  // not missing: there, but reused
+	CHECK(mentions(p, "nvme1n1 (member 1) was reused: libblkid finds ext4 filesystem",
+		       "'fxctl wipe /dev/nvme1n1' removes the old fxblk label"));
+	CHECK(mentions(p, "'fxctl assemble --force kv-cache'"));
+	CHECK(p.ordered.empty());
+
+	// --force: taken as member 1, with a warning
+	p = plan_volume({member(0, 0, vol), reused, member(2, 2, vol)}, {true});
+	INFO(all(p));
+	REQUIRE(p.ok());
+	REQUIRE(p.ordered.size() == 3);
+	CHECK(p.ordered[1].devname == "nvme1n1");
+	REQUIRE(p.warnings.size() == 1);
+	CHECK(p.warnings[0].find("--force: nvme1n1 (member 1) was reused") != std::string::npos);
+}
+
+TEST_CASE("a signature beside an intact primary label is reuse too (mkfs.xfs writes at 0)")
+{
+	auto vol = volume_label(2);
+	Candidate c = member(0, 0, vol);
+	c.signatures = {"xfs filesystem signature at byte 0"};
+	CHECK(reuse_reason(c) == "libblkid finds xfs filesystem signature at byte 0 on it (its "
+				 "primary fxblk label is left)");
+	CHECK_FALSE(plan_volume({c, member(1, 1, vol)}).ok());
+}
+
+TEST_CASE("primary gone, backup left: reuse; primary damaged (magic, bad crc): the backup serves")
+{
+	auto vol = volume_label(2);
+	Candidate gone = member(0, 0, vol);
+	gone.ml.from_backup = true;
+	gone.ml.primary_blank = true;
+	gone.ml.primary_reason = "no fxblk label (magic not found)";
+	CHECK(reuse_reason(gone).find("primary label at byte 4096 is gone") != std::string::npos);
+	Plan p = plan_volume({gone, member(1, 1, vol)});
+	CHECK(mentions(p, "nvme0n1 (member 0) was reused: its primary label at byte 4096 is gone"));
+
+	Candidate damaged = member(0, 0, vol);
+	damaged.ml.from_backup = true;
+	damaged.ml.primary_reason = "bad crc32c: stored 00000001, computed 00000002";
+	CHECK(reuse_reason(damaged).empty());
+	p = plan_volume({damaged, member(1, 1, vol)});
+	INFO(all(p));
+	CHECK(p.ok());
+}
+
+TEST_CASE("--force takes a member at an older generation, with a warning")
+{
+	auto vol = volume_label(2, 6);
+	Candidate old = member(1, 1, volume_label(2, 5));
+	Plan p = plan_volume({member(0, 0, vol), old});
+	CHECK(mentions(p, "nvme1n1 (member 1) has a stale label: generation 5"));
+	p = plan_volume({member(0, 0, vol), old}, {true});
+	INFO(all(p));
+	REQUIRE(p.ok());
+	CHECK(p.reference.generation == 6);
+	REQUIRE(p.warnings.size() == 1);
+	CHECK(p.warnings[0].find("--force: nvme1n1 (member 1) has a stale label (generation 5, "
+				 "the set 6)") != std::string::npos);
+	// geometry still has to agree
+	label::Label other = volume_label(2, 5);
+	other.chunk_sectors = 2048;
+	p = plan_volume({member(0, 0, vol), member(1, 1, other)}, {true});
+	CHECK(mentions(p, "disagree on chunk"));
+}
+
+TEST_CASE("a reused member beside a copy of its label is reused, not missing")
+{
+	// the lab: the target's backing device nullb1 shows member 1's label too
+	auto vol = volume_label(2);
+	Candidate reused = member(1, 1, vol);
+	reused.signatures = {"ext4 filesystem signature at byte 1080"};
+	Candidate copy = member(9, 1, vol);
+	copy.devname = "nullb1";
+	copy.identity = label::MemberId{};
+	copy.signatures = reused.signatures;
+	Plan p = plan_volume({member(0, 0, vol), reused, copy});
+	INFO(all(p));
+	CHECK(p.missing.empty());
+	REQUIRE(p.problems.size() == 1);
+	CHECK(mentions(p, "nvme1n1 (member 1) was reused"));
+	CHECK_FALSE(mentions(p, "nullb1"));
+}

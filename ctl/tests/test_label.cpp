@@ -7,6 +7,7 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <functional>
@@ -201,7 +202,8 @@ TEST_CASE("every field rule has its reason")
 		bool seal;
 	};
 	std::vector<Case> cases = {
-		{"version 2", [](auto &b) { put32(b, 8, 2); }, "format version 2 not supported", true},
+		{"version 3", [](auto &b) { put32(b, 8, 3); }, "format version 3 not supported", true},
+		{"version 2 without owner", [](auto &b) { put32(b, 8, 2); }, "version 2 label without an owner", true},
 		{"version 0", [](auto &b) { put32(b, 8, 0); }, "format version 0", true},
 		{"version unsealed", [](auto &b) { put32(b, 8, 9); }, "version 9", false},
 		{"header length", [](auto &b) { put32(b, 12, 1024); }, "header length 1024", true},
@@ -247,6 +249,72 @@ TEST_CASE("every field rule has its reason")
 		std::string msg = std::string(c.what) + ": " + why;
 		CHECK_MESSAGE(contains(why, c.reason), msg);
 	}
+}
+
+TEST_CASE("owner: format 2 carries the host NQN; without one the label stays format 1")
+{
+	// no owner: byte 8 says version 1 and the owner's bytes are zero, as
+	// fxctl before owners wrote (and still reads)
+	auto v1 = encode(sample());
+	CHECK(v1[8] == 1);
+	CHECK(std::all_of(v1.begin() + 128, v1.begin() + 512, [](auto b) { return b == 0; }));
+	Label l = sample();
+	l.owner_nqn = "nqn.2014-08.org.nvmexpress:uuid:4c4c4544-0035-4410-8051-b4c04f4b4e32";
+	auto v2 = encode(l);
+	CHECK(v2[8] == 2);
+	CHECK(std::string(reinterpret_cast<const char *>(&v2[128])) == l.owner_nqn);
+	CHECK(l.format_version() == 2);
+	Decoded d = decode(v2);
+	REQUIRE_MESSAGE(d.label, d.reason);
+	CHECK(d.label->owner_nqn == l.owner_nqn);
+	CHECK(*d.label == l);
+	// everything else where format 1 has it: only the owner bytes differ
+	for (std::size_t i = 0; i < kLabelBytes; i++)
+		if (i != 8 && (i < 20 || i >= 24) && (i < 128 || i >= 128 + 224))
+			REQUIRE_MESSAGE(v1[i] == v2[i], i);
+	// longest owner
+	l.owner_nqn = std::string(kNqnBytes - 1, 'o');
+	d = decode(encode(l));
+	REQUIRE_MESSAGE(d.label, d.reason);
+	CHECK(d.label->owner_nqn == l.owner_nqn);
+	l.owner_nqn += 'o';
+	CHECK_THROWS_WITH(encode(l), doctest::Contains("owner host NQN longer than 223"));
+	// format 1 with bytes in the owner's place: reserved, refused
+	auto b = v1;
+	b[200] = 'x';
+	reseal(b);
+	CHECK(contains(refusal(b), "reserved header byte 200 not zero"));
+	// format 2: the owner is NUL-terminated and zero-padded, the rest reserved
+	b = v2;
+	std::fill(b.begin() + 128, b.begin() + 352, 'q');
+	reseal(b);
+	CHECK(contains(refusal(b), "owner host NQN not NUL-terminated"));
+	b = v2;
+	b[400] = 1;
+	reseal(b);
+	CHECK(contains(refusal(b), "reserved header byte 400 not zero"));
+}
+
+TEST_CASE("wipe zeroes only copies carrying the fxblk magic")
+{
+	TempFile f(64ULL << 20);
+	Label l = sample();
+	write_member(f.path, l);
+	// the primary's place reused (mkfs wrote there), the backup left
+	zero_at(f.path, kPrimaryOffset, kLabelBytes, 0x5a);
+	MemberLabel ml = read_member(f.path);
+	REQUIRE(ml.label);
+	CHECK(ml.from_backup);
+	wipe_member(f.path);
+	ml = read_member(f.path);
+	CHECK_FALSE(ml.label);
+	CHECK(ml.backup_blank);
+	// the new owner's bytes where the primary was: untouched
+	std::ifstream in(f.path, std::ios::binary);
+	in.seekg(kPrimaryOffset);
+	std::vector<char> got(kLabelBytes);
+	in.read(got.data(), static_cast<std::streamsize>(got.size()));
+	CHECK(std::all_of(got.begin(), got.end(), [](char c) { return c == 0x5a; }));
 }
 
 TEST_CASE("encode refuses what decode would refuse")

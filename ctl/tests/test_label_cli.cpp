@@ -76,6 +76,8 @@ TEST_CASE("create writes a label on every member, then creates")
 		REQUIRE(l.members.size() == 4);
 		CHECK(l.members[2].subsys_nqn == "nqn.2026-12.org.example:nvme2n1");
 		CHECK(label::validate(l).empty());
+		// this host owns it (review M1)
+		CHECK(l.owner_nqn == "nqn.2014-08.org.nvmexpress:uuid:host-a");
 	}
 	// No udevd: no wait, and -v says so.
 	REQUIRE(h.run(create_args({"-v"})) == 0);
@@ -283,6 +285,7 @@ TEST_CASE("examine: text, json and --export")
 	      "/dev/nvme0n1: member 0 of 2 of volume \"old\" (label: primary)\n"
 	      "  volume uuid  11111111-2222-4333-8444-555555555555\n"
 	      "  generation   3, created 2025-12-01T10:30:00Z\n"
+	      "  owner        none recorded (label format 1)\n"
 	      "  geometry     chunk 512 KiB, data offset 4 MiB, 1 MiB per member, capacity 2 MiB\n"
 	      "  members (stripe order):\n"
 	      "     0* nsid 1 of nqn.2026-12.org.example:a (nguid ab000000000000000000000000000000)\n"
@@ -330,6 +333,75 @@ TEST_CASE("examine: text, json and --export")
 	CHECK(h.run({"examine"}) == 2);
 	CHECK(h.run({"help", "examine"}) == 0);
 	CHECK(has(h.out.str(), "Usage: fxctl examine [--export] DEVICE"));
+}
+
+TEST_CASE("examine names a reused member and the owner")
+{
+	Harness h;
+	auto ml = labelled(1);
+	ml.label->owner_nqn = "nqn.2014-08.org.nvmexpress:uuid:host-b";
+	ml.from_backup = true;
+	ml.primary_blank = true;
+	ml.primary_reason = "no fxblk label (magic not found)";
+	h.members.labels["/dev/nvme1n1"] = ml;
+	h.members.sigs["/dev/nvme1n1"] = {{"ext4", "filesystem", 1080}};
+	REQUIRE(h.run({"examine", "/dev/nvme1n1"}) == 0);
+	CHECK(has(h.out.str(), "  owner        nqn.2014-08.org.nvmexpress:uuid:host-b\n"));
+	CHECK(has(h.out.str(), "warning: reused: libblkid finds ext4 filesystem signature at byte "
+			       "1080 on it (its backup fxblk label is left); not assembled as a "
+			       "member: 'fxctl wipe /dev/nvme1n1' removes the old label"));
+	REQUIRE(h.run({"examine", "--export", "/dev/nvme1n1"}) == 0);
+	CHECK(has(h.out.str(), "FXBLK_LABEL=backup\nFXBLK_REUSED=1\n"));
+	REQUIRE(h.run({"-o", "json", "examine", "/dev/nvme1n1"}) == 0);
+	auto j = nlohmann::json::parse(h.out.str());
+	CHECK(j["label"]["owner"] == "nqn.2014-08.org.nvmexpress:uuid:host-b");
+	CHECK(j["label"]["format_version"] == 2);
+	CHECK(has(j["reused"].get<std::string>(), "ext4 filesystem signature"));
+	// a member without signatures is no reused disk
+	h.members.labels["/dev/nvme0n1"] = labelled(0);
+	REQUIRE(h.run({"examine", "--export", "/dev/nvme0n1"}) == 0);
+	CHECK_FALSE(has(h.out.str(), "REUSED"));
+}
+
+TEST_CASE("wipe: asks, or --yes; refuses a running volume's member; only a labelled device")
+{
+	Harness h;
+	h.members.labels["/dev/nvme1n1"] = labelled(1, true);
+	// no terminal, no --yes: refused, nothing written
+	CHECK(h.run({"wipe", "/dev/nvme1n1"}) == 1);
+	CHECK(has(h.err.str(), "/dev/nvme1n1 is not wiped: no terminal to ask for confirmation; "
+			       "run 'fxctl wipe --yes /dev/nvme1n1' to wipe the fxblk label of "
+			       "member 1 of 2 of volume \"old\""));
+	CHECK(h.members.wipes.empty());
+	// asked, answered no
+	h.answer = false;
+	CHECK(h.run({"wipe", "/dev/nvme1n1"}) == 1);
+	REQUIRE(h.questions.size() == 2);
+	CHECK(h.questions.back() == "wipe the fxblk label of member 1 of 2 of volume \"old\" "
+				    "(11111111-2222-4333-8444-555555555555) on /dev/nvme1n1?");
+	CHECK(h.members.wipes.empty());
+	// yes
+	h.answer = true;
+	REQUIRE(h.run({"wipe", "/dev/nvme1n1"}) == 0);
+	CHECK(h.members.wipes == std::vector<std::string>{"/dev/nvme1n1"});
+	CHECK(has(h.out.str(), "wiped the fxblk label of member 1 of 2"));
+	// --yes: not asked
+	h.answer.reset();
+	h.questions.clear();
+	REQUIRE(h.run({"-o", "json", "wipe", "--yes", "/dev/nvme1n1"}) == 0);
+	CHECK(h.questions.empty());
+	CHECK(nlohmann::json::parse(h.out.str())["wiped"] == true);
+	// a member of a running volume: refused, exit 4
+	h.members.wipes.clear();
+	h.devices.devs["/dev/nvme1n1"].holders = {"fx0"};
+	CHECK(h.run({"wipe", "--yes", "/dev/nvme1n1"}) == 4);
+	CHECK(has(h.err.str(), "/dev/nvme1n1 is a member of running volume fx0"));
+	CHECK(h.members.wipes.empty());
+	// no label at all: nothing to do
+	REQUIRE(h.run({"wipe", "--yes", "/dev/nvme2n1"}) == 0);
+	CHECK(has(h.out.str(), "/dev/nvme2n1 carries no fxblk label; nothing to wipe"));
+	CHECK(h.members.wipes.empty());
+	CHECK(h.run({"wipe"}) == 2);
 }
 
 TEST_CASE("remove wipes the volume's own labels, nothing else")

@@ -3,6 +3,8 @@
 // at an older generation. Not installed.
 //
 //   fxblk-labeltool generation DEVICE [N]   print, or set to N
+//   fxblk-labeltool owner DEVICE [NQN|-]     print, or set (- : no owner),
+//                                            as another host's fxctl writes it
 #include "label.hpp"
 
 #include <cstdlib>
@@ -12,8 +14,9 @@
 
 int main(int argc, char **argv)
 {
-	if (argc < 3 || argc > 4 || std::string(argv[1]) != "generation") {
-		std::cerr << "usage: fxblk-labeltool generation DEVICE [N]\n";
+	std::string field = argc > 1 ? argv[1] : "";
+	if (argc < 3 || argc > 4 || (field != "generation" && field != "owner")) {
+		std::cerr << "usage: fxblk-labeltool generation|owner DEVICE [VALUE]\n";
 		return 2;
 	}
 	try {
@@ -24,11 +27,17 @@ int main(int argc, char **argv)
 			return 1;
 		}
 		if (argc == 3) {
-			std::cout << ml.label->generation << '\n';
+			if (field == "generation")
+				std::cout << ml.label->generation << '\n';
+			else
+				std::cout << ml.label->owner_nqn << '\n';
 			return 0;
 		}
 		fxctl::label::Label l = *ml.label;
-		l.generation = std::strtoull(argv[3], nullptr, 10);
+		if (field == "generation")
+			l.generation = std::strtoull(argv[3], nullptr, 10);
+		else
+			l.owner_nqn = std::string(argv[3]) == "-" ? "" : argv[3];
 		fxctl::label::write_member(argv[2], l);
 	} catch (const std::exception &e) {
 		std::cerr << argv[2] << ": " << e.what() << '\n';

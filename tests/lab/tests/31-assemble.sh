@@ -1,6 +1,6 @@
 #!/bin/bash
 # lab: kernels=6.1,6.12 quick=6.12 members=4 size-mb=320 udev timeout=600
-# lab-break: --break primary ~ label source with its primary destroyed
+# lab-break: --break primary ~ label source with its primary damaged
 # Volumes come back by themselves, through the real udevd and our rules
 # (udev/60-fxblk.rules, 61-fxblk-assembly.rules): create + mkfs.xfs + data,
 # stop, disconnect every member and reconnect them in another order (kernel
@@ -12,10 +12,12 @@
 # foreign, member 1 missing). The target's null_blk backing devices carry
 # the same labels without an NVMe identity: assemble ignores them (foreign
 # copies beside the real members) with a warning. A member whose primary
-# label is destroyed assembles from its backup; with both destroyed it is
-# no member (fxctl names it missing), and with them restored the set is
-# whole again. --break primary leaves the primary label intact (the label
-# source check must fail).
+# label is damaged (bad crc32c, magic intact) assembles from its backup; with
+# both destroyed it is no member (fxctl names it missing), and with them
+# restored the set is whole again. Only "add" events start assembly (review
+# M6): a "change" event (the label writes here) on a member of a stopped
+# volume leaves it stopped. --break primary leaves the primary label intact
+# (the label source check must fail).
 . /lab/lib.sh
 BREAK=
 [ "${1:-}" = --break ] && BREAK=$2	# primary: member 1's primary label not destroyed
@@ -33,6 +35,7 @@ no_volume() {	# no_volume WHY: the volume must not be running
 }
 trap 'umount /mnt/v 2>/dev/null' EXIT
 records() { ls /run/fxblk/"$VUUID" 2>/dev/null | wc -l; }
+add_event() { udevadm trigger --action=add "$@" || fail "udevadm trigger --action=add $*"; }
 
 log "create, file system, data"
 fx_run fxctl create $V --chunk 64K "${M[@]}"
@@ -78,28 +81,36 @@ expect_match "$FX_OUT" "already running" "incremental for a running volume"
 fx_run fxctl stop $V
 settle
 
-log "member 1's primary label destroyed: the backup serves; both destroyed: not a member"
+log "member 1's primary label damaged: the backup serves; both destroyed: not a member"
 B=$(fx_member_dev 1)
 SZ=$(blockdev --getsize64 "$B")
 BK=$((SZ / 4096 - 4))	# the backup label's 4 KiB blocks (16 KiB, 4 KiB-aligned, below the end)
 dd if="$B" of=/tmp/primary bs=4096 skip=1 count=4 iflag=direct status=none || fail "saving the primary label"
 dd if="$B" of=/tmp/backup bs=4096 skip=$BK count=4 iflag=direct status=none || fail "saving the backup label"
-[ "$BREAK" = primary ] || dd if=/dev/zero of="$B" bs=4096 seek=1 count=4 conv=notrunc oflag=direct status=none ||
-	fail "zeroing the primary label"
+# one byte of the volume name: the magic stays, the crc32c no longer matches
+[ "$BREAK" = primary ] || printf 'X' | dd of="$B" bs=1 seek=$((4096 + 40)) conv=notrunc,fsync status=none ||
+	fail "damaging the primary label"
 fx_run fxctl examine --export "$B"
-expect_match "$FX_OUT" '^FXBLK_LABEL=backup$' "$B: label source with its primary destroyed"
-# the write's change event (udev watches nvme*) completes the set again
+expect_match "$FX_OUT" '^FXBLK_LABEL=backup$' "$B: label source with its primary damaged"
+# the write's "change" event, nor a rescan's (udevadm trigger --action=change,
+# every member), starts the stopped volume; an "add" does
+udevadm trigger --action=change --subsystem-match=block --sysname-match='nvme*' || fail "udevadm trigger --action=change"
+no_volume "change events must not start a stopped volume"
+add_event "/sys/class/block/${B#/dev/}"
 settle
-fx_wait_path /dev/fx/$V 30 || { ls -R /run/fxblk; fail "$V did not assemble with member 1's primary label destroyed"; }
+fx_wait_path /dev/fx/$V 30 || { ls -R /run/fxblk; fail "$V did not assemble with member 1's primary label damaged"; }
 fx_run fxctl stop $V
 settle
 dd if=/dev/zero of="$B" bs=4096 seek=$BK count=4 conv=notrunc oflag=direct status=none || fail "zeroing the backup label"
+add_event "/sys/class/block/${B#/dev/}"
 no_volume "$B has neither label"
 fx_expect_fail --rc 3 --msg "member 1 of 4 is missing: nsid 1 of ${FX_NQN_BASE}1" fxctl assemble $V
 # both copies under one BSD lock: udevd holds the change events back until
-# it is released (else the first copy would assemble the volume before the second is written)
+# it is released
 flock "$B" bash -c "dd if=/tmp/primary of=$B bs=4096 seek=1 conv=notrunc oflag=direct status=none &&
 	dd if=/tmp/backup of=$B bs=4096 seek=$BK conv=notrunc oflag=direct status=none" || fail "restoring the labels"
+no_volume "the labels' restore is a change event"
+add_event "/sys/class/block/${B#/dev/}"
 settle
 fx_wait_path /dev/fx/$V 30 || fail "$V did not assemble once member 1's labels were back"
 fx_run fxctl stop $V
@@ -131,8 +142,9 @@ fx_expect_fail --rc 1 --msg "$(basename "$(fx_member_dev 3)") \(member 3\) has a
 expect_match "$FX_OUT" "generation $G, but nvme[0-9]+n1 \(member [012]\) has generation $((G + 1)); .*\(member 3: nsid 1 of ${FX_NQN_BASE}3 \(nguid [0-9a-f]{32}\)\)" \
 	"stale label: the newer member and the stale member's namespace"
 ! grep -E "nullb[0-9]+ \(member [0-9]\) has a stale label" <<<"$FX_OUT" || fail "a backing device's label copy reported as a stale member"
-# brought up to date, the set is whole again: the change event assembles it
+# brought up to date, the set is whole again: an add event assembles it
 fxblk-labeltool generation "$(fx_member_dev 3)" $((G + 1)) || fail "bumping member 3's generation"
+add_event "/sys/class/block/$(basename "$(fx_member_dev 3)")"
 settle
 fx_wait_path /dev/fx/$V 30 || fail "$V did not assemble once member 3 was at generation $((G + 1))"
 fx_run fxctl stop $V
