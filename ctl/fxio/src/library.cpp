@@ -79,6 +79,12 @@ CopyEngine *Library::engine(unsigned kind, std::string &why)
 	return engines_.emplace(key, std::move(e)).first->second.get();
 }
 
+const char *Library::intern(const std::string &s)
+{
+	std::lock_guard lk(mu_);
+	return texts_.insert(s).first->c_str();
+}
+
 PeerKernel *Library::kernel(std::string &why)
 {
 	std::lock_guard lk(mu_);
@@ -178,6 +184,7 @@ int Library::buf_register(const void *base, std::size_t len, unsigned flags)
 			}
 		}
 	}
+	r.why_text = r.why.empty() ? fxio_reason_str(r.reason) : intern(r.why);
 	std::lock_guard lk(mu_);
 	regs_.emplace(r.base, std::move(r));
 	return 0;
@@ -369,7 +376,8 @@ ssize_t File::io(bool write, char *buf, std::size_t size, std::uint64_t dev_off,
 	ssize_t r;
 	if (!reg) {
 		// Compat mode: plain O_DIRECT, or through the pool with memcpy.
-		o = {FXIO_PATH_POSIX, FXIO_REASON_NOT_REGISTERED};
+		o = {FXIO_PATH_POSIX, FXIO_REASON_NOT_REGISTERED,
+		     fxio_reason_str(FXIO_REASON_NOT_REGISTERED)};
 		if (aligned(buf, size, dev_off)) {
 			r = run_plain(write, buf, size, dev_off);
 		} else {
@@ -377,11 +385,12 @@ ssize_t File::io(bool write, char *buf, std::size_t size, std::uint64_t dev_off,
 			r = e ? run_staged(write, buf, size, dev_off, e) : -ENODEV;
 		}
 	} else if (reg->reason == FXIO_REASON_NONE && aligned(buf, size, dev_off)) {
-		o = {FXIO_PATH_DIRECT, FXIO_REASON_NONE};
+		o = {FXIO_PATH_DIRECT, FXIO_REASON_NONE, ""};
 		r = run_direct(write, *reg, buf, size, dev_off);
 		if (r == -EREMOTEIO) {
 			// The disk cannot DMA to these pages (fxN without P2PDMA).
-			o = {FXIO_PATH_STAGED, FXIO_REASON_P2PDMA_REFUSED};
+			o = {FXIO_PATH_STAGED, FXIO_REASON_P2PDMA_REFUSED,
+			     fxio_reason_str(FXIO_REASON_P2PDMA_REFUSED)};
 			r = run_staged(write, buf, size, dev_off, reg->engine);
 		}
 	} else {
@@ -389,7 +398,8 @@ ssize_t File::io(bool write, char *buf, std::size_t size, std::uint64_t dev_off,
 		// and direct-capable memory that is not block aligned, is staged.
 		int reason = reg->reason == FXIO_REASON_NONE ? FXIO_REASON_UNALIGNED : reg->reason;
 		bool host = reg->kind == FXIO_BUF_HOST && reg->reason != FXIO_REASON_NONE;
-		o = {host ? FXIO_PATH_POSIX : FXIO_PATH_STAGED, reason};
+		o = {host ? FXIO_PATH_POSIX : FXIO_PATH_STAGED, reason,
+		     reason == FXIO_REASON_UNALIGNED ? fxio_reason_str(reason) : reg->why_text};
 		r = host && aligned(buf, size, dev_off) ? run_plain(write, buf, size, dev_off)
 							: run_staged(write, buf, size, dev_off, reg->engine);
 	}
@@ -400,7 +410,6 @@ ssize_t File::io(bool write, char *buf, std::size_t size, std::uint64_t dev_off,
 void File::account(const Outcome &o, ssize_t r, std::size_t)
 {
 	std::lock_guard lk(mu_);
-	last_ = o;
 	if (r < 0) {
 		++st_.errors;
 		return;
@@ -427,12 +436,6 @@ ssize_t File::write(const void *base, std::size_t size, std::uint64_t dev_off,
 	// The write path only reads the buffer; the pipeline's type is shared.
 	return io(true, const_cast<char *>(static_cast<const char *>(base)) + buf_off, size,
 		  dev_off, o);
-}
-
-Outcome File::last()
-{
-	std::lock_guard lk(mu_);
-	return last_;
 }
 
 fxio_stats File::stats()
@@ -472,12 +475,23 @@ void File::worker()
 		Outcome o;
 		ssize_t r = io(j.write, j.buf, j.size, j.dev_off, o);
 		lk.lock();
-		done_.push_back({j.id, j.user_data, r, o.path, o.reason});
+		done_.push_back({j.id, j.user_data, r, o.path, o.reason, o.why});
 		done_cv_.notify_all();
 	}
 }
 
 int File::poll(fxio_event *ev, int max, int timeout_ms)
+{
+	if (!ev || max <= 0)
+		return -EINVAL;
+	std::vector<Completion> c(static_cast<std::size_t>(max));
+	int n = poll(c.data(), max, timeout_ms);
+	for (int i = 0; i < n; ++i)
+		ev[i] = {c[i].id, c[i].user_data, c[i].result, c[i].path, c[i].reason};
+	return n;
+}
+
+int File::poll(Completion *ev, int max, int timeout_ms)
 {
 	if (!ev || max <= 0)
 		return -EINVAL;

@@ -644,7 +644,7 @@ TEST_CASE("C API: open a file, write and read back, path and stats")
 	std::memset(rd.p, 0, 20000);
 	CHECK(fxio_read(h, rd.p, 16384, 4096, 0) == 16384);
 	CHECK(std::string(fxio_last_path(h)) == "staged");
-	CHECK(std::string(fxio_last_reason(h)) == "emulated device memory");
+	CHECK(std::string(fxio_last_reason(h)) == "emulated device memory (host engine, never direct)");
 	CHECK(std::memcmp(w.p + 4096 - 999, rd.p, 16384) == 0);
 	fxio_stats st{};
 	CHECK(fxio_get_stats(h, &st) == 0);
@@ -659,4 +659,169 @@ TEST_CASE("C API: open a file, write and read back, path and stats")
 	CHECK(fxio_open("/nonexistent/fx0", O_RDONLY, &h) == -ENOENT);
 	CHECK(fxio_open(path, O_RDONLY | O_TRUNC, &h) == -EINVAL);
 	unlink(path);
+}
+
+// ---- honest reporting: per calling thread, the precise text, every event ------
+
+namespace {
+
+// A 1 MiB file for the C API, or "" when the build tree's file system has
+// no O_DIRECT (then the caller prints SKIP).
+struct TempDisk {
+	TempDisk()
+	{
+		char tmpl[] = "fxio-test-XXXXXX";
+		int fd = mkstemp(tmpl);
+		REQUIRE(fd >= 0);
+		REQUIRE(ftruncate(fd, 1 << 20) == 0);
+		close(fd);
+		path = tmpl;
+		int r = fxio_open(path.c_str(), O_RDWR, &h);
+		if (r == -EINVAL)
+			h = nullptr;
+		else
+			REQUIRE(r == 0);
+	}
+	~TempDisk()
+	{
+		if (h)
+			fxio_close(h);
+		unlink(path.c_str());
+	}
+	std::string path;
+	fxio_handle_t h = nullptr;
+};
+
+}  // namespace
+
+TEST_CASE("C API: fxio_last_path is per calling thread; async I/O never changes it")
+{
+	TempDisk d;
+	if (!d.h) {
+		MESSAGE("SKIP: the file system of the build tree has no O_DIRECT");
+		return;
+	}
+	Buffer plain(8192), emu(8192);
+	REQUIRE(fxio_buf_register(emu.p, 8192, FXIO_BUF_EMULATED) == 0);
+	// Strict turns: the main thread's I/O (posix), then the other thread's
+	// (staged), then each looks at its own result.
+	std::mutex mu;
+	std::condition_variable cv;
+	int turn = 0;
+	std::string other_path, other_reason;
+	auto wait_turn = [&](int t) {
+		std::unique_lock lk(mu);
+		cv.wait(lk, [&] { return turn == t; });
+	};
+	auto next_turn = [&] {
+		std::lock_guard lk(mu);
+		++turn;
+		cv.notify_all();
+	};
+	std::thread other([&] {
+		CHECK(std::string(fxio_last_path(d.h)) == "none");  // nothing on this thread yet
+		wait_turn(1);
+		CHECK(fxio_read(d.h, emu.p, 4096, 0, 0) == 4096);
+		next_turn();
+		wait_turn(3);
+		other_path = fxio_last_path(d.h);
+		other_reason = fxio_last_reason(d.h);
+	});
+	wait_turn(0);
+	CHECK(fxio_read(d.h, plain.p, 4096, 0, 0) == 4096);
+	next_turn();
+	wait_turn(2);
+	CHECK(std::string(fxio_last_path(d.h)) == "posix");  // not the other thread's staged
+	CHECK(std::string(fxio_last_reason(d.h)) == fxio_reason_str(FXIO_REASON_NOT_REGISTERED));
+	next_turn();
+	other.join();
+	CHECK(other_path == "staged");
+	CHECK(other_reason == "emulated device memory (host engine, never direct)");
+
+	// An async staged I/O completes on a worker: this thread's result stays.
+	REQUIRE(fxio_submit_read(d.h, emu.p, 4096, 4096, 0, 7) >= 0);
+	fxio_event ev[2];
+	REQUIRE(fxio_poll(d.h, ev, 2, 5000) == 1);
+	CHECK(ev[0].path == FXIO_PATH_STAGED);
+	CHECK(std::string(fxio_last_path(d.h)) == "posix");
+
+	// Results are per handle too: a second handle of this thread is "none".
+	fxio_handle_t h2 = nullptr;
+	REQUIRE(fxio_open(d.path.c_str(), O_RDONLY, &h2) == 0);
+	CHECK(std::string(fxio_last_path(h2)) == "none");
+	CHECK(std::string(fxio_last_reason(h2)).empty());
+	CHECK(fxio_close(h2) == 0);
+	CHECK(fxio_buf_deregister(emu.p) == 0);
+}
+
+TEST_CASE("C API: completions carry the precise reason; last_reason is the kernel's text")
+{
+	TempDisk d;
+	if (!d.h) {
+		MESSAGE("SKIP: the file system of the build tree has no O_DIRECT");
+		return;
+	}
+	Buffer b(16384);
+	// Host memory: the unit tests' host has no /dev/fxblk-peer (or one a
+	// test user cannot open): the text names the node, not the enum's words.
+	REQUIRE(fxio_buf_register(b.p, 16384, FXIO_BUF_HOST) == 0);
+	CHECK(fxio_read(d.h, b.p, 4096, 0, 0) == 4096);
+	std::string sync_why = fxio_last_reason(d.h);
+	if (std::string(fxio_last_path(d.h)) == "posix") {
+		CHECK(sync_why.find("/dev/fxblk-peer") != std::string::npos);
+		CHECK(sync_why != fxio_reason_str(FXIO_REASON_NO_CONTROL_NODE));
+	}
+	REQUIRE(fxio_submit_read(d.h, b.p, 4096, 8192, 4096, 1) >= 0);
+	REQUIRE(fxio_submit_read(d.h, b.p, 100, 3, 8192, 2) >= 0);  // unaligned
+	fxio_completion c[4];
+	int got = 0;
+	std::map<std::uint64_t, fxio_completion> by;
+	while (got < 2) {
+		int n = fxio_poll_completions(d.h, c, 4, 5000);
+		REQUIRE(n > 0);
+		for (int i = 0; i < n; ++i)
+			by[c[i].user_data] = c[i];
+		got += n;
+	}
+	REQUIRE(by.size() == 2);
+	CHECK(by[1].result == 4096);
+	CHECK(std::string(by[1].why) == sync_why);  // the same I/O kind, the same text
+	CHECK(by[2].result == 100);
+	CHECK(std::string(by[2].why) == (by[2].reason == FXIO_REASON_NONE ? "" : sync_why));
+	CHECK(fxio_poll_completions(d.h, c, 4, 0) == 0);
+	CHECK(fxio_poll_completions(nullptr, c, 4, 0) == -EBADF);
+	CHECK(std::string(fxio_path_str(FXIO_PATH_STAGED)) == "staged");
+	CHECK(fxio_buf_deregister(b.p) == 0);
+}
+
+TEST_CASE("the kernel's reason text reaches the I/O's outcome and its async event")
+{
+	LibRig r;
+	r.k.direct = false;  // rocm: "DMA addresses only" in the provider list
+	Buffer b(65536);
+	REQUIRE(r.lib.buf_register(b.p, 65536, FXIO_BUF_HIP) == 0);
+	Outcome o;
+	CHECK(r.file->read(b.p, 8192, 0, 0, o) == 8192);
+	CHECK(o.path == FXIO_PATH_STAGED);
+	CHECK(o.reason == FXIO_REASON_NO_STRUCT_PAGE);
+	std::string why = o.why;
+	CHECK(why.find("provider rocm: direct: no - DMA addresses only") == 0);
+
+	REQUIRE(r.file->submit(false, b.p, 8192, 512, 8192, 9) >= 0);
+	Completion c[2];
+	REQUIRE(r.file->poll(c, 2, 5000) == 1);
+	CHECK(c[0].user_data == 9);
+	CHECK(c[0].path == FXIO_PATH_STAGED);
+	CHECK(std::string(c[0].why) == why);
+
+	// unaligned on a direct-capable buffer: the generic text, which is exact
+	LibRig d;
+	Buffer h(8192);
+	REQUIRE(d.lib.buf_register(h.p, 8192, FXIO_BUF_HOST) == 0);
+	CHECK(d.file->read(h.p, 100, 3, 0, o) == 100);
+	CHECK(o.reason == FXIO_REASON_UNALIGNED);
+	CHECK(std::string(o.why) == fxio_reason_str(FXIO_REASON_UNALIGNED));
+	CHECK(d.file->read(h.p, 4096, 0, 0, o) == 4096);
+	CHECK(o.path == FXIO_PATH_DIRECT);
+	CHECK(std::string(o.why).empty());
 }
