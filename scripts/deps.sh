@@ -51,6 +51,11 @@ PKGS=(
 	debhelper dh-dkms lintian rpm fakeroot curl
 	# perf, copied into the lab VM for profiling (tests/lab/mkbase.sh)
 	linux-perf
+	# libfxio: io_uring for the staged path's disk I/O; the fxio Python
+	# package (pybind11) and its pytest tests with numpy and torch CPU
+	# tensors (python3-torch: ~150 MB of archives, ~630 MB installed,
+	# host only: not a Build-Depends, the packages build no tests)
+	liburing-dev pybind11-dev python3-dev python3-numpy python3-pytest python3-torch
 )
 
 log() { echo "deps: $*"; }

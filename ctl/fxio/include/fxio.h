@@ -119,6 +119,10 @@ FXIO_API int fxio_poll_completions(fxio_handle_t h, struct fxio_completion *c, i
 				   int timeout_ms);
 /* "direct", "staged", "posix" or "none" for an enum fxio_path. */
 FXIO_API const char *fxio_path_str(int path);
+/* What runs the staged path's disk I/O on @h: "io_uring", or "threads
+ * (why not io_uring)"; "" before the first staged I/O. Lives until the
+ * handle is closed. */
+FXIO_API const char *fxio_disk_queue(fxio_handle_t h);
 
 /* Why an I/O did not go direct (fxio_stats.fallbacks is indexed by it). */
 enum fxio_reason {
@@ -145,7 +149,8 @@ struct fxio_stats {
 	uint64_t pool_slots, pool_slot_bytes;
 	uint64_t pool_locked;		/* 1 if the pool is mlock'ed */
 	int32_t pool_numa_node;		/* -1: unknown */
-	int32_t reserved;
+	int32_t queue_depth;		/* staged disk I/Os in flight per request
+					 * (0.1: reserved, 0) */
 };
 FXIO_API int fxio_get_stats(fxio_handle_t h, struct fxio_stats *out);
 

@@ -5,11 +5,15 @@
 #include <array>
 #include <atomic>
 #include <cerrno>
+#include <mutex>
 #include <new>
+#include <string>
 
 struct fxio_file {
 	std::unique_ptr<fxio::File> f;
 	std::uint64_t serial;  // never reused: the per-thread results' key
+	std::mutex mu;         // guards queue
+	std::string queue;     // fxio_disk_queue's text: set once, then constant
 };
 
 namespace {
@@ -102,8 +106,8 @@ int fxio_open(const char *path, int flags, fxio_handle_t *out)
 		int r = fxio::open_blockdev(path, flags, dev);
 		if (r)
 			return r;
-		*out = new fxio_file{std::make_unique<fxio::File>(lib(), std::move(dev)),
-				     next_serial++};
+		auto f = std::make_unique<fxio::File>(lib(), std::move(dev));
+		*out = new fxio_file{std::move(f), next_serial++, {}, {}};
 		return 0;
 	}, -ENOMEM);
 }
@@ -170,6 +174,19 @@ const char *fxio_last_reason(fxio_handle_t h)
 const char *fxio_path_str(int path)
 {
 	return path_name(path);
+}
+
+const char *fxio_disk_queue(fxio_handle_t h)
+{
+	if (!h)
+		return "";
+	return guard([&] {
+		// set once (the first staged I/O's queue), then never changed
+		std::lock_guard lk(h->mu);
+		if (h->queue.empty())
+			h->queue = h->f->disk_queue();
+		return h->queue.c_str();
+	}, "");
 }
 
 int64_t fxio_submit_read(fxio_handle_t h, void *base, size_t size, off_t dev_off,

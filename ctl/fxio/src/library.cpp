@@ -31,6 +31,7 @@ Config Config::from_env()
 	c.pool_slots = env_size("FXIO_POOL_SLOTS", c.pool_slots, 2, 256);
 	c.slot_bytes = env_size("FXIO_SLOT_KIB", c.slot_bytes >> 10, 4, 64 * 1024) << 10;
 	c.workers = static_cast<unsigned>(env_size("FXIO_WORKERS", c.workers, 1, 64));
+	c.depth = static_cast<unsigned>(env_size("FXIO_DEPTH", c.depth, 1, 64));
 	return c;
 }
 
@@ -226,6 +227,7 @@ std::size_t Library::registrations()
 // ---- File: one disk, a path per I/O ----------------------------------------
 
 struct File::Lane {
+	std::unique_ptr<DiskQueue> disk;  // made on first staged I/O
 	std::map<CopyEngine *, std::unique_ptr<CopyStream>> streams;
 	CopyStream *stream(CopyEngine *e)
 	{
@@ -238,7 +240,16 @@ struct File::Lane {
 
 File::File(Library &lib, std::unique_ptr<BlockDev> dev) : lib_(lib), dev_(std::move(dev))
 {
+	const Config &c = lib_.config();
+	depth_ = c.depth ? c.depth : auto_depth(dev_->geometry(), c.slot_bytes);
 	st_.pool_numa_node = -1;
+	st_.queue_depth = static_cast<std::int32_t>(depth_);
+}
+
+std::string File::disk_queue()
+{
+	std::lock_guard lk(mu_);
+	return queue_name_;
 }
 
 File::~File()
@@ -259,7 +270,9 @@ BouncePool *File::pool()
 		auto &c = lib_.config();
 		std::size_t slot = std::max<std::size_t>(c.slot_bytes / dev_->block_size(), 1) *
 				   dev_->block_size();
-		pool_ = std::make_unique<BouncePool>(c.pool_slots, slot);
+		// Room for a full queue of disk I/Os and the copies behind them.
+		pool_ = std::make_unique<BouncePool>(std::max<std::size_t>(c.pool_slots, depth_ + 2),
+						     slot);
 		if (!pool_->ok()) {
 			pool_.reset();
 			pool_failed_ = true;
@@ -336,12 +349,19 @@ ssize_t File::run_staged(bool write, char *buf, std::size_t size, std::uint64_t 
 		return -ENOMEM;
 	auto lane = take_lane();
 	CopyStream *s = lane->stream(engine);
-	if (!s) {
+	if (!lane->disk) {
+		std::string why;
+		lane->disk = dev_->queue(depth_, why);
+		std::lock_guard lk(mu_);
+		if (queue_name_.empty())
+			queue_name_ = lane->disk->name() + (why.empty() ? "" : " (" + why + ")");
+	}
+	if (!s || !lane->disk) {
 		give_lane(std::move(lane));
 		return -ENOMEM;
 	}
 	PipeCounters c;
-	StagedIo io{*dev_, *p, *s, buf, size, dev_off};
+	StagedIo io{*dev_, *p, *s, *lane->disk, buf, size, dev_off};
 	ssize_t r = write ? staged_write(io, c) : staged_read(io, c);
 	give_lane(std::move(lane));
 	std::lock_guard lk(mu_);

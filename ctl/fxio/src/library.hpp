@@ -42,7 +42,9 @@ struct Config {
 	std::size_t pool_slots = 8;
 	std::size_t slot_bytes = 1 << 20;
 	unsigned workers = 4;  // async submissions run on this many threads
-	// FXIO_POOL_SLOTS, FXIO_SLOT_KIB, FXIO_WORKERS override the defaults.
+	unsigned depth = 0;    // staged disk I/Os in flight per request; 0: auto_depth()
+	// FXIO_POOL_SLOTS, FXIO_SLOT_KIB, FXIO_WORKERS, FXIO_DEPTH override the
+	// defaults (FXIO_NO_URING=1: the thread queue instead of io_uring).
 	static Config from_env();
 };
 
@@ -113,6 +115,11 @@ public:
 	fxio_stats stats();
 	BouncePool *pool();  // created on first staged I/O; null if mmap failed
 	BlockDev &dev() { return *dev_; }
+	// Disk I/Os in flight per staged request, and what runs them
+	// ("io_uring", or "threads (why not io_uring)"; "" before the first
+	// staged I/O).
+	unsigned depth() const { return depth_; }
+	std::string disk_queue();
 
 private:
 	struct Lane;  // one copy stream per engine, used by one I/O at a time
@@ -139,7 +146,9 @@ private:
 
 	Library &lib_;
 	std::unique_ptr<BlockDev> dev_;
+	unsigned depth_;
 	std::mutex mu_;  // everything below
+	std::string queue_name_;
 	std::unique_ptr<BouncePool> pool_;
 	bool pool_failed_ = false;
 	std::vector<std::unique_ptr<Lane>> lanes_;
