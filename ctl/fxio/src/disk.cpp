@@ -245,6 +245,10 @@ public:
 	std::uint32_t block_size() const override { return bs_; }
 	int fd() const override { return fd_; }
 	Geometry geometry() const override { return geom_; }
+	int truncate(std::uint64_t size) override
+	{
+		return ::ftruncate(fd_, static_cast<off_t>(size)) ? -errno : 0;
+	}
 	std::unique_ptr<DiskQueue> queue(unsigned depth, std::string &why) override
 	{
 #ifdef FXIO_HAVE_LIBURING

@@ -4,6 +4,7 @@
 // faults instead of /dev/fxN.
 #pragma once
 
+#include <cerrno>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -60,6 +61,8 @@ public:
 	// A regular file grows on writes past its end (reads there are short).
 	virtual bool growable() const { return false; }
 	virtual Geometry geometry() const { return {}; }
+	// A growable file: cut to @size bytes; 0 or -errno.
+	virtual int truncate(std::uint64_t) { return -EOPNOTSUPP; }
 	// A queue for @depth I/Os in flight; @why says why it is not io_uring
 	// when it is not (unchanged otherwise).
 	virtual std::unique_ptr<DiskQueue> queue(unsigned depth, std::string &why)

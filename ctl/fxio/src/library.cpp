@@ -379,6 +379,9 @@ ssize_t File::io(bool write, char *buf, std::size_t size, std::uint64_t dev_off,
 	if (dev_off > static_cast<std::uint64_t>(INT64_MAX) ||
 	    size > static_cast<std::size_t>(SSIZE_MAX) || dev_off + size < dev_off)
 		return -EINVAL;
+	// A staged write past the end of a file moves whole blocks: it leaves
+	// the file at a block boundary beyond the write; cut it back below.
+	const std::uint64_t old_size = write && dev_->growable() ? dsize : 0;
 	if (!dev_->growable() || !write) {
 		if (dev_off >= dsize)
 			return write ? -ENOSPC : 0;
@@ -423,8 +426,21 @@ ssize_t File::io(bool write, char *buf, std::size_t size, std::uint64_t dev_off,
 		r = host && aligned(buf, size, dev_off) ? run_plain(write, buf, size, dev_off)
 							: run_staged(write, buf, size, dev_off, reg->engine);
 	}
+	if (old_size && r > 0)
+		trim_after_write(old_size, dev_off + size);
 	account(o, r, size);
 	return r;
+}
+
+// The file grew to the block boundary after @end (a staged write's last
+// block): back to max(@old_size, @end), unless something else changed its
+// size meanwhile (a concurrent writer further out).
+void File::trim_after_write(std::uint64_t old_size, std::uint64_t end)
+{
+	std::uint64_t bs = dev_->block_size(), now = dev_->size();
+	std::uint64_t want = std::max(old_size, end);
+	if (now > want && now == (end + bs - 1) / bs * bs)
+		dev_->truncate(want);
 }
 
 void File::account(const Outcome &o, ssize_t r, std::size_t)

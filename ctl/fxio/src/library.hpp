@@ -140,6 +140,7 @@ private:
 	ssize_t run_plain(bool write, char *buf, std::size_t size, std::uint64_t dev_off);
 	bool aligned(const char *buf, std::size_t size, std::uint64_t dev_off) const;
 	void account(const Outcome &o, ssize_t r, std::size_t size);
+	void trim_after_write(std::uint64_t old_size, std::uint64_t end);
 	std::unique_ptr<Lane> take_lane();
 	void give_lane(std::unique_ptr<Lane> l);
 	void worker();
