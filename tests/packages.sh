@@ -177,7 +177,7 @@ expect_ctl() {
 expect_py() {	# expect_py PYTHONDIR: the fxio package
 	local f
 	for f in __init__.py safetensors.py kvcache.py; do echo "$1/fxio/$f"; done
-	echo "$1/fxio/_fxio.cpython-$(python3 -c 'import sys; print("%d%d" % sys.version_info[:2])')-$(dpkg-architecture -qDEB_HOST_MULTIARCH).so"
+	echo "$1/fxio/_fxio.cpython-$(/usr/bin/python3 -c 'import sys; print("%d%d" % sys.version_info[:2])')-$(dpkg-architecture -qDEB_HOST_MULTIARCH).so"
 }
 compare() {	# compare NAME EXPECTED-LIST ACTUAL-LIST
 	if diff -u <(LC_ALL=C sort <<< "$2") <(echo "$3") > "$P/$1.diff"; then
