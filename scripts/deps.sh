@@ -49,6 +49,9 @@ PKGS=(
 	g++-aarch64-linux-gnu mmdebstrap qemu-system-arm
 	# packages (make packages / tests/packages.sh): .deb with dh-dkms, lintian, .rpm
 	debhelper dh-dkms lintian rpm fakeroot curl
+	# dh-sequence-python3 (python3-fxio): tests/packages.sh builds the
+	# previous fxblk-dkms on the host, which checks every Build-Depends
+	dh-python
 	# perf, copied into the lab VM for profiling (tests/lab/mkbase.sh)
 	linux-perf
 	# libfxio: io_uring for the staged path's disk I/O; the fxio Python
