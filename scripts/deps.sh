@@ -49,8 +49,16 @@ PKGS=(
 	g++-aarch64-linux-gnu mmdebstrap qemu-system-arm
 	# packages (make packages / tests/packages.sh): .deb with dh-dkms, lintian, .rpm
 	debhelper dh-dkms lintian rpm fakeroot curl
+	# dh-sequence-python3 (python3-fxio): tests/packages.sh builds the
+	# previous fxblk-dkms on the host, which checks every Build-Depends
+	dh-python
 	# perf, copied into the lab VM for profiling (tests/lab/mkbase.sh)
 	linux-perf
+	# libfxio: io_uring for the staged path's disk I/O; the fxio Python
+	# package (pybind11) and its pytest tests with numpy and torch CPU
+	# tensors (python3-torch: ~150 MB of archives, ~630 MB installed,
+	# host only: not a Build-Depends, the packages build no tests)
+	liburing-dev pybind11-dev python3-dev python3-numpy python3-pytest python3-torch
 )
 
 log() { echo "deps: $*"; }

@@ -4,7 +4,8 @@
 # install: fxctl, its man page, bash completion, udev rules and systemd units
 # through CMake's install() (GNUInstallDirs under PREFIX, default /usr/local),
 # libfxio (components libfxio: the shared library; libfxio-dev: fxio.h,
-# fxio.pc, the .so link — not part of the fxctl package's default install),
+# fxio.pc, the .so link; python3-fxio: the fxio Python package — not part
+# of the fxctl package's default install),
 # and the module sources for DKMS in $DESTDIR/usr/src/fxblk-VERSION (DKMS
 # looks only there, whatever PREFIX is).
 # uninstall: removes exactly the files an install would write (found by
@@ -21,7 +22,7 @@ VER=$(head -n1 "$TOP/VERSION")
 case ${1:-} in
 install)
 	DESTDIR=$DESTDIR cmake --install "$BUILD/ctl" --prefix "$PREFIX"
-	for c in libfxio libfxio-dev; do
+	for c in libfxio libfxio-dev python3-fxio; do
 		DESTDIR=$DESTDIR cmake --install "$BUILD/ctl" --prefix "$PREFIX" --component $c
 	done
 	"$TOP/dkms/install.sh" "${DESTDIR:-/}" > /dev/null
@@ -31,7 +32,7 @@ uninstall)
 	stage=$(mktemp -d "${TMPDIR:-/tmp}/fxblk-uninstall.XXXXXX")
 	trap 'rm -rf "$stage"' EXIT
 	DESTDIR=$stage cmake --install "$BUILD/ctl" --prefix "$PREFIX" > /dev/null
-	for c in libfxio libfxio-dev; do
+	for c in libfxio libfxio-dev python3-fxio; do
 		DESTDIR=$stage cmake --install "$BUILD/ctl" --prefix "$PREFIX" --component $c > /dev/null
 	done
 	(cd "$stage" && find . ! -type d) | while read -r f; do

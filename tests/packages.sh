@@ -72,11 +72,13 @@ if [ -x "$TOP/build/ctl/fxctl" ]; then
 	DESTDIR=$I PREFIX=/usr BUILD=$TOP/build bash "$TOP/scripts/install.sh" install > "$P/install.log"
 	# libfxio: make install only (no package yet), in the build's libdir
 	FXIO_LIBDIR=$(sed -n 's/^CMAKE_INSTALL_LIBDIR:[A-Z]*=//p' "$TOP/build/ctl/CMakeCache.txt")
+	FXIO_PYDIR=$(sed -n 's/^FXBLK_PYTHONDIR:[A-Z]*=//p' "$TOP/build/ctl/CMakeCache.txt")
 	inst_expect() {
 		expect_ctl | grep -v '^/usr/share/doc/' | sed 's|^/lib/|/usr/lib/|; s|fxctl.8.gz$|fxctl.8|'
 		expect_dkms | grep -v '^/usr/share/doc/'
 		printf '/usr/%s\n' "$FXIO_LIBDIR/libfxio.so" "$FXIO_LIBDIR/libfxio.so.0" \
 			"$FXIO_LIBDIR/libfxio.so.0.1.0" "$FXIO_LIBDIR/pkgconfig/fxio.pc" include/fxio.h
+		expect_py "/usr/$FXIO_PYDIR"
 	}
 	DEFER_INSTALL_CHECK=1
 else
@@ -111,9 +113,10 @@ DKMS_DEB=$P/src/fxblk-dkms_${VER}_all.deb
 CTL_DEB=$P/src/fxctl_${VER}_${ARCH}.deb
 LIB_DEB=$P/src/libfxio0_${VER}_${ARCH}.deb
 DEV_DEB=$P/src/libfxio-dev_${VER}_${ARCH}.deb
+PY_DEB=$P/src/python3-fxio_${VER}_${ARCH}.deb
 CHANGES=$P/src/fxblk_${VER}_${ARCH}.changes
-for f in "$DKMS_DEB" "$CTL_DEB" "$LIB_DEB" "$DEV_DEB" "$CHANGES"; do [ -f "$f" ] || die "no $f"; done
-cp "$DKMS_DEB" "$CTL_DEB" "$LIB_DEB" "$DEV_DEB" "$P/out/"
+for f in "$DKMS_DEB" "$CTL_DEB" "$LIB_DEB" "$DEV_DEB" "$PY_DEB" "$CHANGES"; do [ -f "$f" ] || die "no $f"; done
+cp "$DKMS_DEB" "$CTL_DEB" "$LIB_DEB" "$DEV_DEB" "$PY_DEB" "$P/out/"
 ls -l "$P/out"
 
 step "2b. CMake minimum: Ubuntu 22.04's cmake 3.22.1 configures the tree"
@@ -171,6 +174,11 @@ expect_ctl() {
 	done
 	return 0
 }
+expect_py() {	# expect_py PYTHONDIR: the fxio package
+	local f
+	for f in __init__.py safetensors.py kvcache.py; do echo "$1/fxio/$f"; done
+	echo "$1/fxio/_fxio.cpython-$(/usr/bin/python3 -c 'import sys; print("%d%d" % sys.version_info[:2])')-$(dpkg-architecture -qDEB_HOST_MULTIARCH).so"
+}
 compare() {	# compare NAME EXPECTED-LIST ACTUAL-LIST
 	if diff -u <(LC_ALL=C sort <<< "$2") <(echo "$3") > "$P/$1.diff"; then
 		echo "$1: $(wc -l <<< "$3") files as expected"
@@ -201,6 +209,10 @@ expect_dev() {	# expect_dev LIBDIR
 }
 compare libfxio0 "$(expect_lib "/usr/lib/$MA")" "$(listing "$X/lib")"
 compare libfxio-dev "$(expect_dev "/usr/lib/$MA")" "$(listing "$X/dev")"
+mkdir -p "$X/py"
+dpkg -x "$PY_DEB" "$X/py"
+compare python3-fxio "$( { expect_py /usr/lib/python3/dist-packages
+	printf '%s\n' /usr/share/doc/python3-fxio/changelog.gz /usr/share/doc/python3-fxio/copyright; } )" "$(listing "$X/py")"
 # The library's ELF interface: SONAME libfxio.so.0, every exported symbol
 # versioned FXIO_0 (ctl/fxio/fxio.map), and exactly the symbols that
 # debian/libfxio0.symbols (shipped as the package's symbols file) lists.
@@ -210,20 +222,21 @@ soname=$(readelf -d "$SO" | sed -n 's/.*Library soname: \[\(.*\)\]/\1/p')
 [ "$(readlink "$X/lib/usr/lib/$MA/libfxio.so.0")" = libfxio.so.0.1.0 ] || die "libfxio.so.0 does not point at libfxio.so.0.1.0"
 [ "$(readlink "$X/dev/usr/lib/$MA/libfxio.so")" = libfxio.so.0 ] || die "libfxio.so (dev) does not point at libfxio.so.0"
 exported=$(objdump -T "$SO" | awk '/^[0-9a-f]+ / && !/[*]UND[*]/ {print $(NF-1), $NF}' | LC_ALL=C sort)
-unversioned=$(grep -v '^FXIO_0 ' <<< "$exported" || true)
-[ -z "$unversioned" ] || { echo "$unversioned"; die "libfxio exports symbols outside version FXIO_0 (above)"; }
-grep -v '^FXIO_0 fxio_\|^FXIO_0 FXIO_0$' <<< "$exported" && die "libfxio exports symbols that are not fxio_* (above)"
+unversioned=$(grep -Ev '^FXIO_0(\.2)? ' <<< "$exported" || true)
+[ -z "$unversioned" ] || { echo "$unversioned"; die "libfxio exports symbols outside versions FXIO_0 and FXIO_0.2 (above)"; }
+grep -Ev '^FXIO_0(\.2)? (fxio_|FXIO_0(\.2)?$)' <<< "$exported" && die "libfxio exports symbols that are not fxio_* (above)"
 dpkg-deb --ctrl-tarfile "$LIB_DEB" | tar -tf - | grep -qx './symbols' || die "libfxio0 has no symbols control file"
 pkgsyms=$(dpkg-deb --ctrl-tarfile "$LIB_DEB" | tar -xOf - ./symbols | awk '/^ / {print $1}' | LC_ALL=C sort)
 compare libfxio0-symbols "$(awk '{print $2 "@" $1}' <<< "$exported")" "$pkgsyms"
 dpkg-deb --ctrl-tarfile "$LIB_DEB" | tar -xOf - ./shlibs | grep -qx "libfxio 0 libfxio0 (>= $VER)" ||
 	die "libfxio0's shlibs is not 'libfxio 0 libfxio0 (>= $VER)'"
-echo "libfxio.so.0.1.0: SONAME $soname, $(wc -l <<< "$exported") symbols at FXIO_0, as in the symbols file"
+echo "libfxio.so.0.1.0: SONAME $soname, $(wc -l <<< "$exported") symbols at FXIO_0 and FXIO_0.2, as in the symbols file"
 grep -qx "PACKAGE_VERSION=\"$VER\"" "$X/dkms/usr/src/fxblk-$VER/dkms.conf" ||
 	die "packaged dkms.conf does not say PACKAGE_VERSION=\"$VER\""
 cmp -s "$X/ctl/usr/share/bash-completion/completions/fxctl" \
 	<("$X/ctl/usr/sbin/fxctl" --completion bash) || die "packaged completion is not fxctl's"
-for d in "fxctl|libnl-genl" "fxblk-dkms|dkms" "libfxio0|libstdc++6" "libfxio-dev|libfxio0 (= $VER)"; do	# package|a dependency it must have
+for d in "fxctl|libnl-genl" "fxblk-dkms|dkms" "libfxio0|libstdc++6" "libfxio0|liburing2" \
+	"libfxio-dev|libfxio0 (= $VER)" "python3-fxio|libfxio0 (>= $VER)" "python3-fxio|python3 (>= 3.11~)"; do	# package|a dependency it must have
 	dep=$(dpkg-deb -f "$P/out/${d%%|*}_${VER}_"*.deb Depends)
 	echo "${d%%|*} Depends: $dep"
 	grep -qF "${d#*|}" <<< "$dep" || die "${d%%|*}: no ${d#*|} in Depends"
@@ -231,23 +244,26 @@ done
 
 step "4b. a program built against the installed libfxio-dev with pkg-config"
 # A fresh overlay over the clean chroot (nothing of the build): apt installs
-# the two .debs (and their Depends) and pkg-config; the program of
+# libfxio0, libfxio-dev and python3-fxio (and their Depends) and pkg-config;
+# python3 reads and writes a file through fxio; the program of
 # tests/pkg/fxio-pkgconfig.c is compiled with `pkg-config --cflags --libs
 # fxio` and run against a file; then the packages are purged.
 cp "$TOP/tests/pkg/fxio-pkgconfig.c" "$P/src/"
 build_chroot_run "$P/src" -- env DEBIAN_FRONTEND=noninteractive sh -exc "
-	apt-get install -q -y /src/$(basename "$LIB_DEB") /src/$(basename "$DEV_DEB") pkg-config
+	apt-get install -q -y /src/$(basename "$LIB_DEB") /src/$(basename "$DEV_DEB") /src/$(basename "$PY_DEB") pkg-config
 	pkg-config --modversion fxio
 	cc -Wall -Wextra -Werror -o /tmp/fxio-pkgconfig /src/fxio-pkgconfig.c \$(pkg-config --cflags --libs fxio)
 	ldd /tmp/fxio-pkgconfig | grep libfxio.so.0
 	truncate -s 1M /src/fxio-test.img
 	/tmp/fxio-pkgconfig /src/fxio-test.img
-	apt-get purge -q -y libfxio-dev libfxio0
+	python3 -c 'import fxio, numpy as np; f = fxio.open(\"/src/fxio-test.img\", \"rw\"); a = np.arange(3000, dtype=np.uint16); f.write_from(a, 5); b = np.zeros_like(a); f.read_into(b, 5); assert (a == b).all(); print(\"python3-fxio: wrote and read back\", a.nbytes, \"bytes,\", f.last_path)'
+	apt-get purge -q -y python3-fxio libfxio-dev libfxio0
 	! ls /usr/lib/$MA/libfxio* /usr/include/fxio.h" > "$P/fxio-dev.log" 2>&1 ||
 	{ cat "$P/fxio-dev.log"; die "building or running a program against the installed libfxio-dev failed"; }
 rm -f "$P/src/fxio-test.img"
 grep -E '^(libfxio [0-9]|[0-9]+\.[0-9]+\.[0-9]+$|.*libfxio.so.0 =>)' "$P/fxio-dev.log"
-grep -q '^libfxio 0\.1: wrote and read back' "$P/fxio-dev.log" || die "the pkg-config program did not report its I/O"
+grep -q '^libfxio 0\.2: wrote and read back' "$P/fxio-dev.log" || die "the pkg-config program did not report its I/O"
+grep '^python3-fxio: wrote and read back' "$P/fxio-dev.log" || die "the installed python3-fxio did not report its I/O"
 
 step "5. dkms add/build of the packaged source (6.12 headers)"
 # shellcheck source=/dev/null

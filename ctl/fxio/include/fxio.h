@@ -17,10 +17,10 @@
  *
  * All functions return 0 (or a byte count, or an id) on success and a
  * negative errno on failure. Thread safety: calls on one handle may come
- * from several threads. fxio_last_path/fxio_last_reason are per handle,
- * not per thread: the last I/O completed on the handle by any thread,
- * async workers included (with concurrent I/O, use each fxio_event's path
- * and reason).
+ * from several threads. fxio_last_path/fxio_last_reason are per calling
+ * thread and handle: the last fxio_read/fxio_write this thread completed on
+ * the handle (asynchronous I/O never changes them: each completion carries
+ * its own path and reason, fxio_poll_completions).
  */
 #ifndef FXIO_H
 #define FXIO_H
@@ -34,7 +34,7 @@ extern "C" {
 #endif
 
 #define FXIO_VERSION_MAJOR 0
-#define FXIO_VERSION_MINOR 1
+#define FXIO_VERSION_MINOR 2
 
 #if defined(__GNUC__)
 #define FXIO_API __attribute__((visibility("default")))
@@ -70,9 +70,14 @@ FXIO_API ssize_t fxio_read(fxio_handle_t h, void *base, size_t size, off_t dev_o
 FXIO_API ssize_t fxio_write(fxio_handle_t h, const void *base, size_t size, off_t dev_off,
 		   off_t buf_off);
 
-/* "direct", "staged", "posix", or "none" before the first I/O. */
+/* Of the last fxio_read/fxio_write the calling thread completed on @h
+ * (failed ones too, not one refused for its arguments): "direct",
+ * "staged", "posix", or "none" before the first. */
 FXIO_API const char *fxio_last_path(fxio_handle_t h);
-/* Why the last I/O did not take the direct path ("" when it did). */
+/* Why that I/O did not take the direct path, "" when it did: the precise
+ * text, the kernel's or provider's own words where they gave one
+ * ("provider rocm: ..."), else the text of fxio_reason_str. The string
+ * lives as long as the process. */
 FXIO_API const char *fxio_last_reason(fxio_handle_t h);
 
 /* Asynchronous I/O: submit returns an id (>= 0) or -errno; completions are
@@ -96,6 +101,28 @@ struct fxio_event {
  * completion; returns how many were stored in @events (0 on timeout), or
  * -errno. */
 FXIO_API int fxio_poll(fxio_handle_t h, struct fxio_event *events, int max, int timeout_ms);
+
+/* An asynchronous completion with the precise reason (since 0.2: symbol
+ * version FXIO_0.2). @why is "" when the I/O went direct, else the same
+ * text fxio_last_reason would give; it lives as long as the process. */
+struct fxio_completion {
+	int64_t id;
+	uint64_t user_data;
+	int64_t result;		/* bytes, or -errno */
+	int32_t path;		/* enum fxio_path */
+	int32_t reason;		/* enum fxio_reason */
+	const char *why;
+};
+/* As fxio_poll, with the reason text. Events of one handle go to whichever
+ * of fxio_poll and fxio_poll_completions collects them first. */
+FXIO_API int fxio_poll_completions(fxio_handle_t h, struct fxio_completion *c, int max,
+				   int timeout_ms);
+/* "direct", "staged", "posix" or "none" for an enum fxio_path. */
+FXIO_API const char *fxio_path_str(int path);
+/* What runs the staged path's disk I/O on @h: "io_uring", or "threads
+ * (why not io_uring)"; "" before the first staged I/O. Lives until the
+ * handle is closed. */
+FXIO_API const char *fxio_disk_queue(fxio_handle_t h);
 
 /* Why an I/O did not go direct (fxio_stats.fallbacks is indexed by it). */
 enum fxio_reason {
@@ -122,7 +149,8 @@ struct fxio_stats {
 	uint64_t pool_slots, pool_slot_bytes;
 	uint64_t pool_locked;		/* 1 if the pool is mlock'ed */
 	int32_t pool_numa_node;		/* -1: unknown */
-	int32_t reserved;
+	int32_t queue_depth;		/* staged disk I/Os in flight per request
+					 * (0.1: reserved, 0) */
 };
 FXIO_API int fxio_get_stats(fxio_handle_t h, struct fxio_stats *out);
 

@@ -2,11 +2,18 @@
 #include "fxio.h"
 #include "library.hpp"
 
+#include <array>
+#include <atomic>
 #include <cerrno>
+#include <mutex>
 #include <new>
+#include <string>
 
 struct fxio_file {
 	std::unique_ptr<fxio::File> f;
+	std::uint64_t serial;  // never reused: the per-thread results' key
+	std::mutex mu;         // guards queue
+	std::string queue;     // fxio_disk_queue's text: set once, then constant
 };
 
 namespace {
@@ -15,6 +22,40 @@ fxio::Library &lib()
 {
 	static fxio::Library l;
 	return l;
+}
+
+std::atomic<std::uint64_t> next_serial{1};
+
+// fxio_last_path/fxio_last_reason: per calling thread, per handle. A thread
+// remembers its last synchronous I/O on the few handles it used last (the
+// oldest is forgotten: its last path reads "none" again); the key is the
+// handle's serial, so a handle allocated where a closed one was starts at
+// "none".
+struct LastIo {
+	std::uint64_t serial = 0;
+	fxio::Outcome o;
+};
+constexpr std::size_t last_slots = 16;
+thread_local std::array<LastIo, last_slots> last_ios;
+thread_local std::size_t last_next;
+
+const fxio::Outcome *last_of(fxio_handle_t h)
+{
+	for (const LastIo &l : last_ios)
+		if (l.serial == h->serial)
+			return &l.o;
+	return nullptr;
+}
+
+void remember(fxio_handle_t h, const fxio::Outcome &o)
+{
+	for (LastIo &l : last_ios)
+		if (l.serial == h->serial) {
+			l.o = o;
+			return;
+		}
+	last_ios[last_next] = {h->serial, o};
+	last_next = (last_next + 1) % last_slots;
 }
 
 const char *path_name(int p)
@@ -65,7 +106,8 @@ int fxio_open(const char *path, int flags, fxio_handle_t *out)
 		int r = fxio::open_blockdev(path, flags, dev);
 		if (r)
 			return r;
-		*out = new fxio_file{std::make_unique<fxio::File>(lib(), std::move(dev))};
+		auto f = std::make_unique<fxio::File>(lib(), std::move(dev));
+		*out = new fxio_file{std::move(f), next_serial++, {}, {}};
 		return 0;
 	}, -ENOMEM);
 }
@@ -94,8 +136,11 @@ ssize_t fxio_read(fxio_handle_t h, void *base, size_t size, off_t dev_off, off_t
 		return e;
 	return guard([&] {
 		fxio::Outcome o;
-		return h->f->read(base, size, static_cast<std::uint64_t>(dev_off),
-				  static_cast<std::uint64_t>(buf_off), o);
+		ssize_t r = h->f->read(base, size, static_cast<std::uint64_t>(dev_off),
+				       static_cast<std::uint64_t>(buf_off), o);
+		if (o.path != FXIO_PATH_NONE)
+			remember(h, o);
+		return r;
 	}, static_cast<ssize_t>(-ENOMEM));
 }
 
@@ -106,19 +151,42 @@ ssize_t fxio_write(fxio_handle_t h, const void *base, size_t size, off_t dev_off
 		return e;
 	return guard([&] {
 		fxio::Outcome o;
-		return h->f->write(base, size, static_cast<std::uint64_t>(dev_off),
-				   static_cast<std::uint64_t>(buf_off), o);
+		ssize_t r = h->f->write(base, size, static_cast<std::uint64_t>(dev_off),
+					static_cast<std::uint64_t>(buf_off), o);
+		if (o.path != FXIO_PATH_NONE)
+			remember(h, o);
+		return r;
 	}, static_cast<ssize_t>(-ENOMEM));
 }
 
 const char *fxio_last_path(fxio_handle_t h)
 {
-	return h ? path_name(h->f->last().path) : "none";
+	const fxio::Outcome *o = h ? last_of(h) : nullptr;
+	return path_name(o ? o->path : FXIO_PATH_NONE);
 }
 
 const char *fxio_last_reason(fxio_handle_t h)
 {
-	return h ? fxio_reason_str(h->f->last().reason) : "";
+	const fxio::Outcome *o = h ? last_of(h) : nullptr;
+	return o ? o->why : "";
+}
+
+const char *fxio_path_str(int path)
+{
+	return path_name(path);
+}
+
+const char *fxio_disk_queue(fxio_handle_t h)
+{
+	if (!h)
+		return "";
+	return guard([&] {
+		// set once (the first staged I/O's queue), then never changed
+		std::lock_guard lk(h->mu);
+		if (h->queue.empty())
+			h->queue = h->f->disk_queue();
+		return h->queue.c_str();
+	}, "");
 }
 
 int64_t fxio_submit_read(fxio_handle_t h, void *base, size_t size, off_t dev_off,
@@ -149,6 +217,13 @@ int fxio_poll(fxio_handle_t h, struct fxio_event *events, int max, int timeout_m
 	if (!h)
 		return -EBADF;
 	return guard([&] { return h->f->poll(events, max, timeout_ms); }, -ENOMEM);
+}
+
+int fxio_poll_completions(fxio_handle_t h, struct fxio_completion *c, int max, int timeout_ms)
+{
+	if (!h)
+		return -EBADF;
+	return guard([&] { return h->f->poll(c, max, timeout_ms); }, -ENOMEM);
 }
 
 const char *fxio_reason_str(int reason)

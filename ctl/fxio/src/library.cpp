@@ -31,6 +31,7 @@ Config Config::from_env()
 	c.pool_slots = env_size("FXIO_POOL_SLOTS", c.pool_slots, 2, 256);
 	c.slot_bytes = env_size("FXIO_SLOT_KIB", c.slot_bytes >> 10, 4, 64 * 1024) << 10;
 	c.workers = static_cast<unsigned>(env_size("FXIO_WORKERS", c.workers, 1, 64));
+	c.depth = static_cast<unsigned>(env_size("FXIO_DEPTH", c.depth, 1, 64));
 	return c;
 }
 
@@ -77,6 +78,12 @@ CopyEngine *Library::engine(unsigned kind, std::string &why)
 	if (!e)
 		return nullptr;
 	return engines_.emplace(key, std::move(e)).first->second.get();
+}
+
+const char *Library::intern(const std::string &s)
+{
+	std::lock_guard lk(mu_);
+	return texts_.insert(s).first->c_str();
 }
 
 PeerKernel *Library::kernel(std::string &why)
@@ -178,6 +185,7 @@ int Library::buf_register(const void *base, std::size_t len, unsigned flags)
 			}
 		}
 	}
+	r.why_text = r.why.empty() ? fxio_reason_str(r.reason) : intern(r.why);
 	std::lock_guard lk(mu_);
 	regs_.emplace(r.base, std::move(r));
 	return 0;
@@ -219,6 +227,7 @@ std::size_t Library::registrations()
 // ---- File: one disk, a path per I/O ----------------------------------------
 
 struct File::Lane {
+	std::unique_ptr<DiskQueue> disk;  // made on first staged I/O
 	std::map<CopyEngine *, std::unique_ptr<CopyStream>> streams;
 	CopyStream *stream(CopyEngine *e)
 	{
@@ -231,7 +240,16 @@ struct File::Lane {
 
 File::File(Library &lib, std::unique_ptr<BlockDev> dev) : lib_(lib), dev_(std::move(dev))
 {
+	const Config &c = lib_.config();
+	depth_ = c.depth ? c.depth : auto_depth(dev_->geometry(), c.slot_bytes);
 	st_.pool_numa_node = -1;
+	st_.queue_depth = static_cast<std::int32_t>(depth_);
+}
+
+std::string File::disk_queue()
+{
+	std::lock_guard lk(mu_);
+	return queue_name_;
 }
 
 File::~File()
@@ -252,7 +270,9 @@ BouncePool *File::pool()
 		auto &c = lib_.config();
 		std::size_t slot = std::max<std::size_t>(c.slot_bytes / dev_->block_size(), 1) *
 				   dev_->block_size();
-		pool_ = std::make_unique<BouncePool>(c.pool_slots, slot);
+		// Room for a full queue of disk I/Os and the copies behind them.
+		pool_ = std::make_unique<BouncePool>(std::max<std::size_t>(c.pool_slots, depth_ + 2),
+						     slot);
 		if (!pool_->ok()) {
 			pool_.reset();
 			pool_failed_ = true;
@@ -329,12 +349,19 @@ ssize_t File::run_staged(bool write, char *buf, std::size_t size, std::uint64_t 
 		return -ENOMEM;
 	auto lane = take_lane();
 	CopyStream *s = lane->stream(engine);
-	if (!s) {
+	if (!lane->disk) {
+		std::string why;
+		lane->disk = dev_->queue(depth_, why);
+		std::lock_guard lk(mu_);
+		if (queue_name_.empty())
+			queue_name_ = lane->disk->name() + (why.empty() ? "" : " (" + why + ")");
+	}
+	if (!s || !lane->disk) {
 		give_lane(std::move(lane));
 		return -ENOMEM;
 	}
 	PipeCounters c;
-	StagedIo io{*dev_, *p, *s, buf, size, dev_off};
+	StagedIo io{*dev_, *p, *s, *lane->disk, buf, size, dev_off};
 	ssize_t r = write ? staged_write(io, c) : staged_read(io, c);
 	give_lane(std::move(lane));
 	std::lock_guard lk(mu_);
@@ -352,6 +379,9 @@ ssize_t File::io(bool write, char *buf, std::size_t size, std::uint64_t dev_off,
 	if (dev_off > static_cast<std::uint64_t>(INT64_MAX) ||
 	    size > static_cast<std::size_t>(SSIZE_MAX) || dev_off + size < dev_off)
 		return -EINVAL;
+	// A staged write past the end of a file moves whole blocks: it leaves
+	// the file at a block boundary beyond the write; cut it back below.
+	const std::uint64_t old_size = write && dev_->growable() ? dsize : 0;
 	if (!dev_->growable() || !write) {
 		if (dev_off >= dsize)
 			return write ? -ENOSPC : 0;
@@ -369,7 +399,8 @@ ssize_t File::io(bool write, char *buf, std::size_t size, std::uint64_t dev_off,
 	ssize_t r;
 	if (!reg) {
 		// Compat mode: plain O_DIRECT, or through the pool with memcpy.
-		o = {FXIO_PATH_POSIX, FXIO_REASON_NOT_REGISTERED};
+		o = {FXIO_PATH_POSIX, FXIO_REASON_NOT_REGISTERED,
+		     fxio_reason_str(FXIO_REASON_NOT_REGISTERED)};
 		if (aligned(buf, size, dev_off)) {
 			r = run_plain(write, buf, size, dev_off);
 		} else {
@@ -377,11 +408,12 @@ ssize_t File::io(bool write, char *buf, std::size_t size, std::uint64_t dev_off,
 			r = e ? run_staged(write, buf, size, dev_off, e) : -ENODEV;
 		}
 	} else if (reg->reason == FXIO_REASON_NONE && aligned(buf, size, dev_off)) {
-		o = {FXIO_PATH_DIRECT, FXIO_REASON_NONE};
+		o = {FXIO_PATH_DIRECT, FXIO_REASON_NONE, ""};
 		r = run_direct(write, *reg, buf, size, dev_off);
 		if (r == -EREMOTEIO) {
 			// The disk cannot DMA to these pages (fxN without P2PDMA).
-			o = {FXIO_PATH_STAGED, FXIO_REASON_P2PDMA_REFUSED};
+			o = {FXIO_PATH_STAGED, FXIO_REASON_P2PDMA_REFUSED,
+			     fxio_reason_str(FXIO_REASON_P2PDMA_REFUSED)};
 			r = run_staged(write, buf, size, dev_off, reg->engine);
 		}
 	} else {
@@ -389,18 +421,31 @@ ssize_t File::io(bool write, char *buf, std::size_t size, std::uint64_t dev_off,
 		// and direct-capable memory that is not block aligned, is staged.
 		int reason = reg->reason == FXIO_REASON_NONE ? FXIO_REASON_UNALIGNED : reg->reason;
 		bool host = reg->kind == FXIO_BUF_HOST && reg->reason != FXIO_REASON_NONE;
-		o = {host ? FXIO_PATH_POSIX : FXIO_PATH_STAGED, reason};
+		o = {host ? FXIO_PATH_POSIX : FXIO_PATH_STAGED, reason,
+		     reason == FXIO_REASON_UNALIGNED ? fxio_reason_str(reason) : reg->why_text};
 		r = host && aligned(buf, size, dev_off) ? run_plain(write, buf, size, dev_off)
 							: run_staged(write, buf, size, dev_off, reg->engine);
 	}
+	if (old_size && r > 0)
+		trim_after_write(old_size, dev_off + size);
 	account(o, r, size);
 	return r;
+}
+
+// The file grew to the block boundary after @end (a staged write's last
+// block): back to max(@old_size, @end), unless something else changed its
+// size meanwhile (a concurrent writer further out).
+void File::trim_after_write(std::uint64_t old_size, std::uint64_t end)
+{
+	std::uint64_t bs = dev_->block_size(), now = dev_->size();
+	std::uint64_t want = std::max(old_size, end);
+	if (now > want && now == (end + bs - 1) / bs * bs)
+		dev_->truncate(want);
 }
 
 void File::account(const Outcome &o, ssize_t r, std::size_t)
 {
 	std::lock_guard lk(mu_);
-	last_ = o;
 	if (r < 0) {
 		++st_.errors;
 		return;
@@ -427,12 +472,6 @@ ssize_t File::write(const void *base, std::size_t size, std::uint64_t dev_off,
 	// The write path only reads the buffer; the pipeline's type is shared.
 	return io(true, const_cast<char *>(static_cast<const char *>(base)) + buf_off, size,
 		  dev_off, o);
-}
-
-Outcome File::last()
-{
-	std::lock_guard lk(mu_);
-	return last_;
 }
 
 fxio_stats File::stats()
@@ -472,12 +511,23 @@ void File::worker()
 		Outcome o;
 		ssize_t r = io(j.write, j.buf, j.size, j.dev_off, o);
 		lk.lock();
-		done_.push_back({j.id, j.user_data, r, o.path, o.reason});
+		done_.push_back({j.id, j.user_data, r, o.path, o.reason, o.why});
 		done_cv_.notify_all();
 	}
 }
 
 int File::poll(fxio_event *ev, int max, int timeout_ms)
+{
+	if (!ev || max <= 0)
+		return -EINVAL;
+	std::vector<Completion> c(static_cast<std::size_t>(max));
+	int n = poll(c.data(), max, timeout_ms);
+	for (int i = 0; i < n; ++i)
+		ev[i] = {c[i].id, c[i].user_data, c[i].result, c[i].path, c[i].reason};
+	return n;
+}
+
+int File::poll(Completion *ev, int max, int timeout_ms)
 {
 	if (!ev || max <= 0)
 		return -EINVAL;

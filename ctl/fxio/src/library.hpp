@@ -20,6 +20,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -34,13 +35,16 @@ struct Registration {
 	std::optional<KernelRegistration> kernel;  // registered with the kernel
 	int reason = FXIO_REASON_NONE;      // why not direct (NONE: it can be)
 	std::string why;                    // the same, in words (kernel's reason)
+	const char *why_text = "";          // @why interned by the Library (see intern())
 };
 
 struct Config {
 	std::size_t pool_slots = 8;
 	std::size_t slot_bytes = 1 << 20;
 	unsigned workers = 4;  // async submissions run on this many threads
-	// FXIO_POOL_SLOTS, FXIO_SLOT_KIB, FXIO_WORKERS override the defaults.
+	unsigned depth = 0;    // staged disk I/Os in flight per request; 0: auto_depth()
+	// FXIO_POOL_SLOTS, FXIO_SLOT_KIB, FXIO_WORKERS, FXIO_DEPTH override the
+	// defaults (FXIO_NO_URING=1: the thread queue instead of io_uring).
 	static Config from_env();
 };
 
@@ -63,6 +67,10 @@ public:
 	// The control node, opened on first use; null and @why when unusable.
 	PeerKernel *kernel(std::string &why);
 	const Config &config() const { return cfg_; }
+	// A copy of @s that lives as long as the Library: the reason texts
+	// I/O outcomes point at (few distinct ones: one per registration
+	// failure text, plus the fixed ones).
+	const char *intern(const std::string &s);
 
 private:
 	Config cfg_;
@@ -73,12 +81,20 @@ private:
 	std::string kernel_why_;
 	std::map<unsigned, std::unique_ptr<CopyEngine>> engines_;
 	std::map<const char *, Registration> regs_;  // by base
+	std::set<std::string> texts_;                // intern()ed, never erased
 };
 
+// What one I/O did: its path, why not direct (enum), and the precise
+// reason text ("" when direct; the kernel's or the provider's own words
+// where they gave one), interned by the Library.
 struct Outcome {
 	int path = FXIO_PATH_NONE;
 	int reason = FXIO_REASON_NONE;
+	const char *why = "";
 };
+
+// One async completion with its reason text (fxio_completion in fxio.h).
+using Completion = fxio_completion;
 
 class File {
 public:
@@ -94,11 +110,16 @@ public:
 	std::int64_t submit(bool write, void *base, std::size_t size, std::uint64_t dev_off,
 			    std::uint64_t buf_off, std::uint64_t user_data);
 	int poll(fxio_event *ev, int max, int timeout_ms);
+	int poll(Completion *c, int max, int timeout_ms);
 
-	Outcome last();
 	fxio_stats stats();
 	BouncePool *pool();  // created on first staged I/O; null if mmap failed
 	BlockDev &dev() { return *dev_; }
+	// Disk I/Os in flight per staged request, and what runs them
+	// ("io_uring", or "threads (why not io_uring)"; "" before the first
+	// staged I/O).
+	unsigned depth() const { return depth_; }
+	std::string disk_queue();
 
 private:
 	struct Lane;  // one copy stream per engine, used by one I/O at a time
@@ -119,23 +140,25 @@ private:
 	ssize_t run_plain(bool write, char *buf, std::size_t size, std::uint64_t dev_off);
 	bool aligned(const char *buf, std::size_t size, std::uint64_t dev_off) const;
 	void account(const Outcome &o, ssize_t r, std::size_t size);
+	void trim_after_write(std::uint64_t old_size, std::uint64_t end);
 	std::unique_ptr<Lane> take_lane();
 	void give_lane(std::unique_ptr<Lane> l);
 	void worker();
 
 	Library &lib_;
 	std::unique_ptr<BlockDev> dev_;
+	unsigned depth_;
 	std::mutex mu_;  // everything below
+	std::string queue_name_;
 	std::unique_ptr<BouncePool> pool_;
 	bool pool_failed_ = false;
 	std::vector<std::unique_ptr<Lane>> lanes_;
-	Outcome last_;
 	fxio_stats st_{};
 
 	// async
 	std::condition_variable job_cv_, done_cv_;
 	std::deque<Job> jobs_;
-	std::deque<fxio_event> done_;
+	std::deque<Completion> done_;
 	std::vector<std::thread> workers_;
 	std::int64_t next_id_ = 0;
 	std::size_t outstanding_ = 0;  // submitted, not yet returned by poll

@@ -1,9 +1,12 @@
 // The staged path: O_DIRECT between the disk and bounce-pool slots,
 // pipelined with a copy stream between the slots and the user's buffer.
+// Up to the disk queue's depth of disk I/Os are in flight per request
+// (io_uring, or threads), and copies run while they do.
 //
-// read:  pread slot k+1 while slot k is copied out to the buffer;
+// read:  keep depth reads in flight into free slots; each finished read's
+//        slot is copied out to the buffer while the next reads run;
 // write: copy the buffer into slots ahead, pwrite each slot once its copy
-//        completed while later copies run.
+//        completed (up to depth writes in flight) while later copies run.
 // Device offsets and sizes need no alignment: the disk side always moves
 // whole blocks (the pool's slots are block aligned); a write's partial
 // first and last blocks are read first (read-modify-write; not atomic
@@ -24,12 +27,14 @@ namespace fxio {
 struct PipeCounters {
 	std::uint64_t overlapped = 0;  // disk I/O started while a copy was in flight
 	std::uint64_t chunks = 0;      // slots moved
+	std::uint64_t max_inflight = 0;  // most disk I/Os in flight at once
 };
 
 struct StagedIo {
 	BlockDev &dev;
 	BouncePool &pool;
 	CopyStream &stream;
+	DiskQueue &disk;
 	char *buf;  // user buffer (already + buf_off)
 	std::size_t size;
 	std::uint64_t dev_off;

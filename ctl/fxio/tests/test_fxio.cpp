@@ -41,10 +41,11 @@ public:
 	}
 	ssize_t pread(void *buf, std::size_t n, std::uint64_t off) override
 	{
+		Busy busy(*this);
 		if (int e = check(buf, n, off))
 			return e;
-		++reads;
-		if (read_error && reads == read_error)
+		int nth = ++reads;
+		if (read_error && nth == read_error)
 			return -EIO;
 		std::size_t m = std::min<std::size_t>(n, data.size() - off);
 		if (short_read_at && off <= short_read_at && short_read_at < off + m)
@@ -54,10 +55,11 @@ public:
 	}
 	ssize_t pwrite(const void *buf, std::size_t n, std::uint64_t off) override
 	{
+		Busy busy(*this);
 		if (int e = check(buf, n, off))
 			return e;
-		++writes;
-		if (write_error && writes == write_error)
+		int nth = ++writes;
+		if (write_error && nth == write_error)
 			return -ENOSPC;
 		std::memcpy(data.data() + off, buf, n);
 		return static_cast<ssize_t>(n);
@@ -71,9 +73,21 @@ public:
 	int read_error = 0, write_error = 0;  // fail the Nth call
 	int fake_fd = -1;
 	std::atomic<int> reads{0}, writes{0};
+	std::atomic<int> busy{0}, max_busy{0};  // I/Os running at once
 	std::chrono::microseconds latency{200};
 
 private:
+	struct Busy {
+		explicit Busy(MemDev &d) : d_(d)
+		{
+			int n = ++d_.busy;
+			int m = d_.max_busy.load();
+			while (n > m && !d_.max_busy.compare_exchange_weak(m, n)) {
+			}
+		}
+		~Busy() { --d_.busy; }
+		MemDev &d_;
+	};
 	int check(const void *buf, std::size_t n, std::uint64_t off)
 	{
 		std::this_thread::sleep_for(latency);
@@ -243,14 +257,20 @@ const Range ranges[] = {
 	{12345, 100000},       // unaligned both ends, 3x the pool
 	{3 * 8192, 8192 * 9},  // aligned, larger than the pool
 	{1 << 20, 513},        // far out
+	{4096, 6 * 8192 + 1},  // the whole pool and one byte more
 };
 
+// A pool of 6 slots of 8 KiB, a disk queue of 4 threads.
 struct Rig {
-	Rig(std::uint32_t bs = 512) : dev(2 << 20, bs), pool(4, 8192), engine(st) {}
+	Rig(std::uint32_t bs = 512, unsigned depth = 4)
+		: dev(2 << 20, bs), pool(6, 8192), engine(st), q(make_thread_queue(dev, depth))
+	{
+	}
 	MemDev dev;
 	BouncePool pool;
 	FakeEngineState st;
 	FakeEngine engine;
+	std::unique_ptr<DiskQueue> q;
 };
 
 }  // namespace
@@ -267,7 +287,7 @@ TEST_CASE("staged read: out-of-order copies, unaligned ranges, byte for byte, ov
 		CAPTURE(rg.size);
 		Buffer b(rg.size + 3);
 		char *dst = b.p + 3;  // the user buffer need not be aligned either
-		StagedIo io{r.dev, r.pool, *s, dst, rg.size, rg.dev_off};
+		StagedIo io{r.dev, r.pool, *s, *r.q, dst, rg.size, rg.dev_off};
 		REQUIRE(staged_read(io, c) == static_cast<ssize_t>(rg.size));
 		CHECK(std::memcmp(dst, r.dev.data.data() + rg.dev_off, rg.size) == 0);
 		CHECK(b.p[0] == 0x5a);  // nothing written before the range
@@ -291,7 +311,7 @@ TEST_CASE("staged write: read-modify-write of partial blocks, neighbours untouch
 		char *src = b.p + 1;
 		for (std::size_t i = 0; i < rg.size; ++i)
 			src[i] = static_cast<char>(i * 7 + rg.size);
-		StagedIo io{r.dev, r.pool, *s, src, rg.size, rg.dev_off};
+		StagedIo io{r.dev, r.pool, *s, *r.q, src, rg.size, rg.dev_off};
 		REQUIRE(staged_write(io, c) == static_cast<ssize_t>(rg.size));
 		CHECK(std::memcmp(r.dev.data.data() + rg.dev_off, src, rg.size) == 0);
 		CHECK(std::equal(before.begin(), before.begin() + rg.dev_off, r.dev.data.begin()));
@@ -308,12 +328,12 @@ TEST_CASE("staged path on 4 KiB blocks")
 	auto s = r.engine.stream();
 	PipeCounters c;
 	Buffer b(70000);
-	StagedIo w{r.dev, r.pool, *s, b.p, 70000, 4096 * 3 + 17};
+	StagedIo w{r.dev, r.pool, *s, *r.q, b.p, 70000, 4096 * 3 + 17};
 	for (int i = 0; i < 70000; ++i)
 		b.p[i] = static_cast<char>(i ^ 0x33);
 	REQUIRE(staged_write(w, c) == 70000);
 	Buffer back(70000);
-	StagedIo rd{r.dev, r.pool, *s, back.p, 70000, 4096 * 3 + 17};
+	StagedIo rd{r.dev, r.pool, *s, *r.q, back.p, 70000, 4096 * 3 + 17};
 	REQUIRE(staged_read(rd, c) == 70000);
 	CHECK(std::memcmp(back.p, b.p, 70000) == 0);
 }
@@ -327,7 +347,7 @@ TEST_CASE("errors: short read, engine error, write error give -errno and leak no
 		auto s = r.engine.stream();
 		PipeCounters c;
 		Buffer b(100000);
-		StagedIo io{r.dev, r.pool, *s, b.p, 100000, 1000};
+		StagedIo io{r.dev, r.pool, *s, *r.q, b.p, 100000, 1000};
 		CHECK(staged_read(io, c) == -EIO);
 		CHECK(r.pool.free_slots() == r.pool.slots());
 	}
@@ -338,7 +358,7 @@ TEST_CASE("errors: short read, engine error, write error give -errno and leak no
 		auto s = r.engine.stream();
 		PipeCounters c;
 		Buffer b(100000);
-		StagedIo io{r.dev, r.pool, *s, b.p, 100000, 0};
+		StagedIo io{r.dev, r.pool, *s, *r.q, b.p, 100000, 0};
 		CHECK(staged_read(io, c) == -EIO);
 		CHECK(r.pool.free_slots() == r.pool.slots());
 	}
@@ -349,11 +369,12 @@ TEST_CASE("errors: short read, engine error, write error give -errno and leak no
 		auto s = r.engine.stream();
 		PipeCounters c;
 		Buffer b(100000);
-		StagedIo io{r.dev, r.pool, *s, b.p, 100000, 77};
+		StagedIo io{r.dev, r.pool, *s, *r.q, b.p, 100000, 77};
 		CHECK(staged_read(io, c) == -EIO);
 		CHECK(r.pool.free_slots() == r.pool.slots());
 		// nothing started after the failure was seen but what was in flight
-		CHECK(r.st.submitted.load() < 13);
+		// (at most the pool: 6 slots)
+		CHECK(r.st.submitted.load() < 2 + 6);
 	}
 	SUBCASE("the engine fails a copy of a write: nothing of it reaches the disk")
 	{
@@ -364,7 +385,7 @@ TEST_CASE("errors: short read, engine error, write error give -errno and leak no
 		Buffer b(8192);
 		std::memset(b.p, 0x11, 8192);
 		std::vector<char> before = r.dev.data;
-		StagedIo io{r.dev, r.pool, *s, b.p, 8192, 0};
+		StagedIo io{r.dev, r.pool, *s, *r.q, b.p, 8192, 0};
 		CHECK(staged_write(io, c) == -EIO);
 		CHECK(r.dev.data == before);
 		CHECK(r.pool.free_slots() == r.pool.slots());
@@ -376,7 +397,7 @@ TEST_CASE("errors: short read, engine error, write error give -errno and leak no
 		auto s = r.engine.stream();
 		PipeCounters c;
 		Buffer b(60000);
-		StagedIo io{r.dev, r.pool, *s, b.p, 60000, 0};
+		StagedIo io{r.dev, r.pool, *s, *r.q, b.p, 60000, 0};
 		CHECK(staged_write(io, c) == -ENOSPC);
 		CHECK(r.pool.free_slots() == r.pool.slots());
 	}
@@ -387,7 +408,7 @@ TEST_CASE("errors: short read, engine error, write error give -errno and leak no
 		auto s = r.engine.stream();
 		PipeCounters c;
 		Buffer b(20000);
-		StagedIo io{r.dev, r.pool, *s, b.p, 20000, 0};
+		StagedIo io{r.dev, r.pool, *s, *r.q, b.p, 20000, 0};
 		CHECK(staged_read(io, c) == -EIO);
 	}
 }
@@ -399,9 +420,10 @@ TEST_CASE("the host engine: real overlap of memcpy with the disk")
 	BouncePool pool(4, 64 << 10);
 	auto e = make_host_engine();
 	auto s = e->stream();
+	auto q = make_thread_queue(dev, 2);
 	PipeCounters c;
 	Buffer b(1 << 20);
-	StagedIo io{dev, pool, *s, b.p, 1 << 20, 4096};
+	StagedIo io{dev, pool, *s, *q, b.p, 1 << 20, 4096};
 	REQUIRE(staged_read(io, c) == 1 << 20);
 	CHECK(std::memcmp(b.p, dev.data.data() + 4096, 1 << 20) == 0);
 	CHECK(c.chunks == 16);
@@ -644,7 +666,7 @@ TEST_CASE("C API: open a file, write and read back, path and stats")
 	std::memset(rd.p, 0, 20000);
 	CHECK(fxio_read(h, rd.p, 16384, 4096, 0) == 16384);
 	CHECK(std::string(fxio_last_path(h)) == "staged");
-	CHECK(std::string(fxio_last_reason(h)) == "emulated device memory");
+	CHECK(std::string(fxio_last_reason(h)) == "emulated device memory (host engine, never direct)");
 	CHECK(std::memcmp(w.p + 4096 - 999, rd.p, 16384) == 0);
 	fxio_stats st{};
 	CHECK(fxio_get_stats(h, &st) == 0);
@@ -659,4 +681,330 @@ TEST_CASE("C API: open a file, write and read back, path and stats")
 	CHECK(fxio_open("/nonexistent/fx0", O_RDONLY, &h) == -ENOENT);
 	CHECK(fxio_open(path, O_RDONLY | O_TRUNC, &h) == -EINVAL);
 	unlink(path);
+}
+
+// ---- honest reporting: per calling thread, the precise text, every event ------
+
+namespace {
+
+// A 1 MiB file for the C API, or "" when the build tree's file system has
+// no O_DIRECT (then the caller prints SKIP).
+struct TempDisk {
+	TempDisk()
+	{
+		char tmpl[] = "fxio-test-XXXXXX";
+		int fd = mkstemp(tmpl);
+		REQUIRE(fd >= 0);
+		REQUIRE(ftruncate(fd, 1 << 20) == 0);
+		close(fd);
+		path = tmpl;
+		int r = fxio_open(path.c_str(), O_RDWR, &h);
+		if (r == -EINVAL)
+			h = nullptr;
+		else
+			REQUIRE(r == 0);
+	}
+	~TempDisk()
+	{
+		if (h)
+			fxio_close(h);
+		unlink(path.c_str());
+	}
+	std::string path;
+	fxio_handle_t h = nullptr;
+};
+
+}  // namespace
+
+TEST_CASE("C API: fxio_last_path is per calling thread; async I/O never changes it")
+{
+	TempDisk d;
+	if (!d.h) {
+		MESSAGE("SKIP: the file system of the build tree has no O_DIRECT");
+		return;
+	}
+	Buffer plain(8192), emu(8192);
+	REQUIRE(fxio_buf_register(emu.p, 8192, FXIO_BUF_EMULATED) == 0);
+	// Strict turns: the main thread's I/O (posix), then the other thread's
+	// (staged), then each looks at its own result.
+	std::mutex mu;
+	std::condition_variable cv;
+	int turn = 0;
+	std::string other_path, other_reason;
+	auto wait_turn = [&](int t) {
+		std::unique_lock lk(mu);
+		cv.wait(lk, [&] { return turn == t; });
+	};
+	auto next_turn = [&] {
+		std::lock_guard lk(mu);
+		++turn;
+		cv.notify_all();
+	};
+	std::thread other([&] {
+		CHECK(std::string(fxio_last_path(d.h)) == "none");  // nothing on this thread yet
+		wait_turn(1);
+		CHECK(fxio_read(d.h, emu.p, 4096, 0, 0) == 4096);
+		next_turn();
+		wait_turn(3);
+		other_path = fxio_last_path(d.h);
+		other_reason = fxio_last_reason(d.h);
+	});
+	wait_turn(0);
+	CHECK(fxio_read(d.h, plain.p, 4096, 0, 0) == 4096);
+	next_turn();
+	wait_turn(2);
+	CHECK(std::string(fxio_last_path(d.h)) == "posix");  // not the other thread's staged
+	CHECK(std::string(fxio_last_reason(d.h)) == fxio_reason_str(FXIO_REASON_NOT_REGISTERED));
+	next_turn();
+	other.join();
+	CHECK(other_path == "staged");
+	CHECK(other_reason == "emulated device memory (host engine, never direct)");
+
+	// An async staged I/O completes on a worker: this thread's result stays.
+	REQUIRE(fxio_submit_read(d.h, emu.p, 4096, 4096, 0, 7) >= 0);
+	fxio_event ev[2];
+	REQUIRE(fxio_poll(d.h, ev, 2, 5000) == 1);
+	CHECK(ev[0].path == FXIO_PATH_STAGED);
+	CHECK(std::string(fxio_last_path(d.h)) == "posix");
+
+	// Results are per handle too: a second handle of this thread is "none".
+	fxio_handle_t h2 = nullptr;
+	REQUIRE(fxio_open(d.path.c_str(), O_RDONLY, &h2) == 0);
+	CHECK(std::string(fxio_last_path(h2)) == "none");
+	CHECK(std::string(fxio_last_reason(h2)).empty());
+	CHECK(fxio_close(h2) == 0);
+	CHECK(fxio_buf_deregister(emu.p) == 0);
+}
+
+TEST_CASE("C API: completions carry the precise reason; last_reason is the kernel's text")
+{
+	TempDisk d;
+	if (!d.h) {
+		MESSAGE("SKIP: the file system of the build tree has no O_DIRECT");
+		return;
+	}
+	Buffer b(16384);
+	// Host memory: the unit tests' host has no /dev/fxblk-peer (or one a
+	// test user cannot open): the text names the node, not the enum's words.
+	REQUIRE(fxio_buf_register(b.p, 16384, FXIO_BUF_HOST) == 0);
+	CHECK(fxio_read(d.h, b.p, 4096, 0, 0) == 4096);
+	std::string sync_why = fxio_last_reason(d.h);
+	if (std::string(fxio_last_path(d.h)) == "posix") {
+		CHECK(sync_why.find("/dev/fxblk-peer") != std::string::npos);
+		CHECK(sync_why != fxio_reason_str(FXIO_REASON_NO_CONTROL_NODE));
+	}
+	REQUIRE(fxio_submit_read(d.h, b.p, 4096, 8192, 4096, 1) >= 0);
+	REQUIRE(fxio_submit_read(d.h, b.p, 100, 3, 8192, 2) >= 0);  // unaligned
+	fxio_completion c[4];
+	int got = 0;
+	std::map<std::uint64_t, fxio_completion> by;
+	while (got < 2) {
+		int n = fxio_poll_completions(d.h, c, 4, 5000);
+		REQUIRE(n > 0);
+		for (int i = 0; i < n; ++i)
+			by[c[i].user_data] = c[i];
+		got += n;
+	}
+	REQUIRE(by.size() == 2);
+	CHECK(by[1].result == 4096);
+	CHECK(std::string(by[1].why) == sync_why);  // the same I/O kind, the same text
+	CHECK(by[2].result == 100);
+	CHECK(std::string(by[2].why) == (by[2].reason == FXIO_REASON_NONE ? "" : sync_why));
+	CHECK(fxio_poll_completions(d.h, c, 4, 0) == 0);
+	CHECK(fxio_poll_completions(nullptr, c, 4, 0) == -EBADF);
+	CHECK(std::string(fxio_path_str(FXIO_PATH_STAGED)) == "staged");
+	CHECK(fxio_buf_deregister(b.p) == 0);
+}
+
+TEST_CASE("the kernel's reason text reaches the I/O's outcome and its async event")
+{
+	LibRig r;
+	r.k.direct = false;  // rocm: "DMA addresses only" in the provider list
+	Buffer b(65536);
+	REQUIRE(r.lib.buf_register(b.p, 65536, FXIO_BUF_HIP) == 0);
+	Outcome o;
+	CHECK(r.file->read(b.p, 8192, 0, 0, o) == 8192);
+	CHECK(o.path == FXIO_PATH_STAGED);
+	CHECK(o.reason == FXIO_REASON_NO_STRUCT_PAGE);
+	std::string why = o.why;
+	CHECK(why.find("provider rocm: direct: no - DMA addresses only") == 0);
+
+	REQUIRE(r.file->submit(false, b.p, 8192, 512, 8192, 9) >= 0);
+	Completion c[2];
+	REQUIRE(r.file->poll(c, 2, 5000) == 1);
+	CHECK(c[0].user_data == 9);
+	CHECK(c[0].path == FXIO_PATH_STAGED);
+	CHECK(std::string(c[0].why) == why);
+
+	// unaligned on a direct-capable buffer: the generic text, which is exact
+	LibRig d;
+	Buffer h(8192);
+	REQUIRE(d.lib.buf_register(h.p, 8192, FXIO_BUF_HOST) == 0);
+	CHECK(d.file->read(h.p, 100, 3, 0, o) == 100);
+	CHECK(o.reason == FXIO_REASON_UNALIGNED);
+	CHECK(std::string(o.why) == fxio_reason_str(FXIO_REASON_UNALIGNED));
+	CHECK(d.file->read(h.p, 4096, 0, 0, o) == 4096);
+	CHECK(o.path == FXIO_PATH_DIRECT);
+	CHECK(std::string(o.why).empty());
+}
+
+// ---- the staged path at full depth -----------------------------------------------
+
+TEST_CASE("staged path: several disk I/Os in flight per request, byte for byte")
+{
+	for (bool write : {false, true}) {
+		CAPTURE(write);
+		Rig r(512, 4);
+		r.dev.latency = std::chrono::microseconds(2000);
+		auto s = r.engine.stream();
+		PipeCounters c;
+		Buffer b(200000);
+		for (int i = 0; i < 200000; ++i)
+			b.p[i] = static_cast<char>(i * 11 + 5);
+		std::vector<char> before = r.dev.data;
+		StagedIo io{r.dev, r.pool, *s, *r.q, b.p, 200000, 3000};
+		REQUIRE((write ? staged_write(io, c) : staged_read(io, c)) == 200000);
+		if (write) {
+			CHECK(std::memcmp(r.dev.data.data() + 3000, b.p, 200000) == 0);
+			CHECK(std::equal(before.begin(), before.begin() + 3000, r.dev.data.begin()));
+			CHECK(std::equal(before.begin() + 203000, before.end(),
+					 r.dev.data.begin() + 203000));
+		} else {
+			CHECK(std::memcmp(b.p, r.dev.data.data() + 3000, 200000) == 0);
+		}
+		CHECK(r.pool.free_slots() == r.pool.slots());
+		// one request, four disk I/Os at once (the old pipeline: one)
+		CHECK(c.max_inflight == 4);
+		CHECK(r.dev.max_busy.load() >= 3);
+		CHECK(c.overlapped > 0);
+	}
+}
+
+TEST_CASE("staged path: depth 1 still works (FXIO_DEPTH=1)")
+{
+	Rig r(512, 1);
+	auto s = r.engine.stream();
+	PipeCounters c;
+	Buffer b(70000);
+	StagedIo io{r.dev, r.pool, *s, *r.q, b.p, 70000, 77};
+	REQUIRE(staged_read(io, c) == 70000);
+	CHECK(std::memcmp(b.p, r.dev.data.data() + 77, 70000) == 0);
+	CHECK(c.max_inflight == 1);
+	CHECK(r.dev.max_busy.load() == 1);
+}
+
+TEST_CASE("staged path: two requests share a small pool without deadlock")
+{
+	Rig r(512, 4);
+	BouncePool small(3, 8192);  // fewer slots than one request's depth
+	auto q2 = make_thread_queue(r.dev, 4);
+	Buffer a(150000), b(150000);
+	std::thread t([&] {
+		auto s = r.engine.stream();
+		PipeCounters c;
+		StagedIo io{r.dev, small, *s, *q2, a.p, 150000, 100};
+		CHECK(staged_read(io, c) == 150000);
+	});
+	auto s = r.engine.stream();
+	PipeCounters c;
+	StagedIo io{r.dev, small, *s, *r.q, b.p, 150000, 9000};
+	CHECK(staged_read(io, c) == 150000);
+	t.join();
+	CHECK(std::memcmp(a.p, r.dev.data.data() + 100, 150000) == 0);
+	CHECK(std::memcmp(b.p, r.dev.data.data() + 9000, 150000) == 0);
+	CHECK(small.free_slots() == 3);
+}
+
+TEST_CASE("auto_depth: two I/Os in flight per member, 4 to 32")
+{
+	CHECK(auto_depth({}, 1 << 20) == 4);                   // geometry unknown
+	CHECK(auto_depth({1 << 20, 4}, 1 << 20) == 8);         // 4 members x 1 MiB chunks
+	CHECK(auto_depth({512 << 10, 4}, 1 << 20) == 4);       // 2 x 2 MiB stripe / 1 MiB
+	CHECK(auto_depth({1 << 20, 8}, 1 << 20) == 16);
+	CHECK(auto_depth({16 << 20, 32}, 1 << 20) == 32);      // capped
+	CHECK(auto_depth({64 << 10, 2}, 1 << 20) == 4);        // at least 4
+}
+
+TEST_CASE("a real file: the fd's queue (io_uring here) moves every byte, I/Os overlap")
+{
+	char path[] = "fxio-uring-XXXXXX";
+	int fd = mkstemp(path);
+	REQUIRE(fd >= 0);
+	std::vector<char> pattern(4 << 20);
+	for (std::size_t i = 0; i < pattern.size(); ++i)
+		pattern[i] = static_cast<char>(i * 29 + (i >> 12));
+	REQUIRE(::write(fd, pattern.data(), pattern.size()) == static_cast<ssize_t>(pattern.size()));
+	close(fd);
+	std::unique_ptr<BlockDev> dev;
+	int e = open_blockdev(path, O_RDWR, dev);
+	if (e == -EINVAL) {
+		unlink(path);
+		MESSAGE("SKIP: the file system of the build tree has no O_DIRECT");
+		return;
+	}
+	REQUIRE(e == 0);
+	std::string why;
+	auto q = dev->queue(8, why);
+	REQUIRE(q);
+	CHECK(q->depth() == 8);
+#ifdef FXIO_HAVE_LIBURING
+	INFO("why not io_uring: " << why);
+	CHECK(std::string(q->name()) == "io_uring");  // the host the tests run on has io_uring
+#else
+	CHECK(std::string(q->name()) == "threads");
+#endif
+	BouncePool pool(10, 64 << 10);
+	auto eng = make_host_engine();
+	auto s = eng->stream();
+	PipeCounters c;
+	const Range big[] = {{0, 4 << 20}, {4095, 3 << 20}, {1234567, 100}, {65536, 65536 * 3}};
+	for (const Range &rg : big) {
+		CAPTURE(rg.dev_off);
+		Buffer b(rg.size);
+		StagedIo io{*dev, pool, *s, *q, b.p, rg.size, rg.dev_off};
+		REQUIRE(staged_read(io, c) == static_cast<ssize_t>(rg.size));
+		CHECK(std::memcmp(b.p, pattern.data() + rg.dev_off, rg.size) == 0);
+	}
+	CHECK(c.max_inflight == 8);  // 4 MiB in 64 KiB slots: the queue was full
+	// writes: a new pattern over an unaligned range, read back
+	Buffer w(1 << 20);
+	for (int i = 0; i < 1 << 20; ++i)
+		w.p[i] = static_cast<char>(i ^ 0x5c);
+	StagedIo wio{*dev, pool, *s, *q, w.p, 1 << 20, 333333};
+	REQUIRE(staged_write(wio, c) == 1 << 20);
+	std::memcpy(pattern.data() + 333333, w.p, 1 << 20);
+	Buffer back(4 << 20);
+	StagedIo rio{*dev, pool, *s, *q, back.p, 4 << 20, 0};
+	REQUIRE(staged_read(rio, c) == 4 << 20);
+	CHECK(std::memcmp(back.p, pattern.data(), 4 << 20) == 0);
+	CHECK(pool.free_slots() == 10);
+	// a read past the end of the file: short, so the request fails cleanly
+	Buffer past(8192);
+	StagedIo pio{*dev, pool, *s, *q, past.p, 8192, (4 << 20) - 4096};
+	CHECK(staged_read(pio, c) == -EIO);
+	CHECK(pool.free_slots() == 10);
+	unlink(path);
+}
+
+TEST_CASE("C API: stats and fxio_disk_queue report the depth and the queue")
+{
+	TempDisk d;
+	if (!d.h) {
+		MESSAGE("SKIP: the file system of the build tree has no O_DIRECT");
+		return;
+	}
+	CHECK(std::string(fxio_disk_queue(d.h)).empty());  // before any staged I/O
+	Buffer b(300000);
+	CHECK(fxio_read(d.h, b.p, 300000, 3, 1) == 300000);  // unaligned: staged
+	fxio_stats st{};
+	REQUIRE(fxio_get_stats(d.h, &st) == 0);
+	CHECK(st.queue_depth >= 4);  // a file on a disk that is not striped: 4
+	CHECK(st.pool_slots >= static_cast<std::uint64_t>(st.queue_depth) + 2);
+	std::string q = fxio_disk_queue(d.h);
+#ifdef FXIO_HAVE_LIBURING
+	CHECK(q == "io_uring");
+#else
+	CHECK(q.rfind("threads (", 0) == 0);
+#endif
+	CHECK(std::string(fxio_disk_queue(nullptr)).empty());
 }

@@ -1,0 +1,246 @@
+"""fxio: reads and writes between fxblk volumes (or files) and Python buffers.
+
+libfxio (fxio.h) for Python. Buffers are numpy arrays, torch CPU tensors or
+anything with the buffer protocol (bytearray, memoryview, mmap, array),
+C-contiguous; reads fill them in place, writes take their bytes. The GIL is
+released while an I/O runs, so threads overlap.
+
+    import fxio, numpy as np
+    with fxio.open("/dev/fx0", "r") as f:
+        a = np.empty(1 << 20, dtype=np.uint8)
+        f.read_into(a, 0)          # 1 MiB from offset 0
+        print(f.last_path, f.last_reason)
+
+Every I/O takes libfxio's direct, staged or posix path and says which:
+File.last_path / File.last_reason (this thread's last synchronous I/O on
+the file), IoFuture.path / .reason (one async I/O), File.stats().
+"""
+
+import concurrent.futures
+import os
+import threading
+from collections import namedtuple
+
+from . import _fxio
+
+__all__ = ["open", "File", "IoFuture", "Completion", "register", "deregister",
+           "buffer_span", "VERSION"]
+
+VERSION = _fxio.VERSION
+
+_MODES = {"r": _fxio.O_RDONLY, "w": _fxio.O_WRONLY, "rw": _fxio.O_RDWR,
+          "r+": _fxio.O_RDWR}
+_KINDS = {"host": _fxio.BUF_HOST, "hip": _fxio.BUF_HIP, "acl": _fxio.BUF_ACL,
+          "emulated": _fxio.BUF_EMULATED}
+
+# One completed I/O of a batch: bytes (or -errno), path, reason text.
+Completion = namedtuple("Completion", "result path reason")
+
+
+def buffer_span(buf, writable):
+    """(address, nbytes, keepalive) of @buf's memory.
+
+    torch tensors must be on the CPU and contiguous; numpy arrays and
+    buffer-protocol objects C-contiguous. @writable: the I/O stores into it
+    (a read). keepalive must stay referenced while the I/O runs.
+    """
+    if type(buf).__module__.startswith("torch"):
+        if buf.device.type != "cpu":
+            raise ValueError("fxio: a %s tensor: only CPU tensors are supported "
+                             "(device memory: register it with libfxio's C API)"
+                             % buf.device.type)
+        if not buf.is_contiguous():
+            raise ValueError("fxio: the tensor is not contiguous")
+        return buf.data_ptr(), buf.numel() * buf.element_size(), buf
+    view = memoryview(buf)
+    if not view.c_contiguous:
+        raise ValueError("fxio: the buffer is not C-contiguous")
+    if writable and view.readonly:
+        raise ValueError("fxio: the buffer is read-only")
+    addr, nbytes, _ = _fxio.buffer_info(view)
+    return addr, nbytes, view  # the memoryview pins the export (no resize)
+
+
+def _span(buf, size, writable):
+    addr, nbytes, keep = buffer_span(buf, writable)
+    if size is None:
+        size = nbytes
+    elif size < 0 or size > nbytes:
+        raise ValueError("fxio: size %d outside the buffer's %d bytes" % (size, nbytes))
+    return addr, size, keep
+
+
+_registered = {}  # address -> keepalive, while registered
+
+
+def register(buf, kind="host", kernel=True):
+    """Registers @buf with libfxio (fxio_buf_register): 'host' memory may
+    then go direct; 'emulated' is host memory treated as device memory
+    (staged with the host engine). kernel=False: FXIO_BUF_NO_KERNEL."""
+    addr, nbytes, keep = buffer_span(buf, False)
+    flags = _KINDS[kind] | (0 if kernel else _fxio.BUF_NO_KERNEL)
+    _fxio.register(addr, nbytes, flags)
+    _registered[addr] = keep
+
+
+def deregister(buf):
+    addr, _, _ = buffer_span(buf, False)
+    _fxio.deregister(addr)
+    _registered.pop(addr, None)
+
+
+class IoFuture(concurrent.futures.Future):
+    """An async I/O: result() is the byte count (OSError on failure);
+    path and reason say how it went once done()."""
+
+    def __init__(self, keepalive):
+        super().__init__()
+        self.path = "none"
+        self.reason = ""
+        self._keep = keepalive
+
+
+class File:
+    """An open disk or file (fxio_open: O_DIRECT). Not inheritable."""
+
+    def __init__(self, path, mode="r"):
+        if mode not in _MODES:
+            raise ValueError("fxio: mode must be one of %s" % ", ".join(_MODES))
+        self.path = os.fspath(path)
+        self._h = _fxio.Handle(self.path, _MODES[mode])
+        self._lock = threading.Lock()
+        self._cv = threading.Condition(self._lock)
+        self._pending = {}  # id -> IoFuture
+        self._poller = None
+        self._closing = False
+
+    # -- synchronous ------------------------------------------------------
+    def read_into(self, buf, dev_off, size=None):
+        """Reads size (default: all of @buf) bytes at @dev_off into @buf;
+        returns the bytes read (fewer at the end of the disk)."""
+        addr, size, keep = _span(buf, size, True)
+        n = self._h.read(addr, size, dev_off)
+        del keep
+        return n
+
+    def write_from(self, buf, dev_off, size=None):
+        """Writes size (default: all of @buf) bytes of @buf at @dev_off."""
+        addr, size, keep = _span(buf, size, False)
+        n = self._h.write(addr, size, dev_off)
+        del keep
+        return n
+
+    @property
+    def last_path(self):
+        """'direct', 'staged', 'posix' or 'none': this thread's last
+        read_into/write_from on this file."""
+        return self._h.last_path()
+
+    @property
+    def last_reason(self):
+        """Why that I/O did not go direct ('' when it did), in the words of
+        the kernel or provider where they gave some."""
+        return self._h.last_reason()
+
+    def stats(self):
+        return self._h.stats()
+
+    # -- asynchronous -----------------------------------------------------
+    def submit_read(self, buf, dev_off, size=None):
+        addr, size, keep = _span(buf, size, True)
+        return self._submit(False, addr, size, dev_off, keep)
+
+    def submit_write(self, buf, dev_off, size=None):
+        addr, size, keep = _span(buf, size, False)
+        return self._submit(True, addr, size, dev_off, keep)
+
+    def _submit(self, write, addr, size, dev_off, keep):
+        fut = IoFuture(keep)
+        with self._cv:
+            if self._closing:
+                raise ValueError("fxio: submit on a closing file")
+            if self._poller is None:
+                self._poller = threading.Thread(target=self._poll_loop, daemon=True,
+                                                name="fxio-poll")
+                self._poller.start()
+            fid = self._h.submit(write, addr, size, dev_off, 0)
+            self._pending[fid] = fut
+            self._cv.notify_all()
+        return fut
+
+    def _poll_loop(self):
+        while True:
+            with self._cv:
+                while not self._pending and not self._closing:
+                    self._cv.wait()
+                if not self._pending and self._closing:
+                    return
+            for fid, _, result, path, reason in self._h.poll(64, 100):
+                with self._cv:
+                    fut = self._pending.pop(fid, None)
+                    self._cv.notify_all()
+                if fut is None:
+                    continue
+                fut.path, fut.reason = path, reason
+                fut._keep = None
+                if result < 0:
+                    fut.set_exception(OSError(-result, os.strerror(-result), self.path))
+                else:
+                    fut.set_result(result)
+
+    def read_batch(self, items):
+        """items: [(buffer, dev_off) or (buffer, dev_off, size)], all in
+        flight at once; returns a Completion per item, in order (result:
+        bytes, or -errno: no exception for one failed range)."""
+        return self._batch(items, False)
+
+    def write_batch(self, items):
+        return self._batch(items, True)
+
+    def _batch(self, items, write):
+        futs = []
+        for it in items:
+            buf, off = it[0], it[1]
+            size = it[2] if len(it) > 2 else None
+            futs.append(self.submit_write(buf, off, size) if write
+                        else self.submit_read(buf, off, size))
+        out = []
+        for f in futs:
+            e = f.exception()
+            out.append(Completion(-e.errno if e else f.result(), f.path, f.reason))
+        return out
+
+    # -- lifetime ---------------------------------------------------------
+    def close(self):
+        """Waits for async I/O in flight, then closes."""
+        with self._cv:
+            if self._h.closed:
+                return
+            self._closing = True
+            self._cv.notify_all()
+            poller = self._poller
+        if poller is not None:
+            poller.join()
+        self._h.close()
+
+    @property
+    def closed(self):
+        return self._h.closed
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:
+            pass
+
+
+def open(path, mode="r"):  # noqa: A001 - as the builtin, for files on fxN
+    """Opens a block device (/dev/fxN) or a regular file with O_DIRECT.
+    mode: 'r', 'w' or 'rw'."""
+    return File(path, mode)
