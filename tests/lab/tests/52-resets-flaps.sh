@@ -167,7 +167,7 @@ for nb in "${BAD[@]}"; do
 		echo "+$a-$((a + 511 > E[nb] ? E[nb] : a + 511))" >"$(fl_nullb $nb)/badblocks" || fail "set badblocks on nullb$nb"
 	done
 done
-log "C: members 1 and 3 fail their stripes 16..31 (volume chunks 64..127 on them)"
+log "C: members ${BAD[*]} fail their stripes 16..31 (volume chunks 64..127 on them)"
 B=$((16 << 20))
 fio --eta=never --direct=1 --ioengine=libaio --iodepth=8 --bs=64k --rw=write:192k --size=16M \
 	--verify=crc32c --verify_fatal=1 --do_verify=1 --filename="$DEV" --output-format=json \
