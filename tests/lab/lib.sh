@@ -165,14 +165,14 @@ fx_json() {
 }
 jqr() { printf '%s' "$FX_JSON" | jq -r "$1"; }
 
-# fx_crash: end boot 1 of a `--persist --boots 2` run the way a power cut
-# would: no sync, no unmount, no teardown. Tells the host that this death is
-# intended (the marker) and sends it the kernel log so far (checked like any
-# run's), then resets the VM with sysrq b. Boot 2 runs the script again with
-# FX_BOOT=2 on the same members.
+# fx_crash: end boot K < N of a `--persist --boots N` run the way a power
+# cut would: no sync, no unmount, no teardown. Tells the host that this death
+# is intended (the marker) and sends it the kernel log so far (checked like
+# any run's), then resets the VM with sysrq b. Boot K+1 runs the script again
+# with FX_BOOT=K+1 on the same members.
 fx_crash() {
-	[ "${FX_BOOTS:-1}" = 2 ] && [ "${FX_BOOT:-}" = 1 ] ||
-		fail "fx_crash only in boot 1 of a --persist --boots 2 run (FX_BOOT=${FX_BOOT:-unset} FX_BOOTS=${FX_BOOTS:-unset})"
+	[[ ${FX_BOOT:-} =~ ^[0-9]+$ ]] && [ "$FX_BOOT" -lt "${FX_BOOTS:-1}" ] ||
+		fail "fx_crash only in boots before the last of a --persist --boots N run (FX_BOOT=${FX_BOOT:-unset} FX_BOOTS=${FX_BOOTS:-unset})"
 	# closing ttyS1 waits until the UART has sent it all
 	{
 		echo "FXLAB crash-marker $(cut -d' ' -f1 /proc/uptime)"
