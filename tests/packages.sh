@@ -52,6 +52,10 @@ JOBS=${FXBLK_CHECK_JOBS:-$(nproc)}
 ARCH=$(dpkg --print-architecture)
 step() { echo; echo "=== $* ($SECONDS s)"; }
 die() { echo "FAIL: $*"; exit 1; }
+# grep that reads all its input: with pipefail, `cmd | grep -q` fails when
+# grep exits at the first match and cmd then dies of SIGPIPE (seen: the
+# control tarfile listing of libfxio0 in CI, 2026-12-02)
+has() { grep "$@" >/dev/null; }
 for tool in dpkg-buildpackage dh_dkms lintian rpmbuild busybox; do
 	command -v "$tool" > /dev/null || die "$tool missing: run make deps"
 done
@@ -225,10 +229,10 @@ exported=$(objdump -T "$SO" | awk '/^[0-9a-f]+ / && !/[*]UND[*]/ {print $(NF-1),
 unversioned=$(grep -Ev '^FXIO_0(\.2)? ' <<< "$exported" || true)
 [ -z "$unversioned" ] || { echo "$unversioned"; die "libfxio exports symbols outside versions FXIO_0 and FXIO_0.2 (above)"; }
 grep -Ev '^FXIO_0(\.2)? (fxio_|FXIO_0(\.2)?$)' <<< "$exported" && die "libfxio exports symbols that are not fxio_* (above)"
-dpkg-deb --ctrl-tarfile "$LIB_DEB" | tar -tf - | grep -qx './symbols' || die "libfxio0 has no symbols control file"
+dpkg-deb --ctrl-tarfile "$LIB_DEB" | tar -tf - | has -x './symbols' || die "libfxio0 has no symbols control file"
 pkgsyms=$(dpkg-deb --ctrl-tarfile "$LIB_DEB" | tar -xOf - ./symbols | awk '/^ / {print $1}' | LC_ALL=C sort)
 compare libfxio0-symbols "$(awk '{print $2 "@" $1}' <<< "$exported")" "$pkgsyms"
-dpkg-deb --ctrl-tarfile "$LIB_DEB" | tar -xOf - ./shlibs | grep -qx "libfxio 0 libfxio0 (>= $VER)" ||
+dpkg-deb --ctrl-tarfile "$LIB_DEB" | tar -xOf - ./shlibs | has -x "libfxio 0 libfxio0 (>= $VER)" ||
 	die "libfxio0's shlibs is not 'libfxio 0 libfxio0 (>= $VER)'"
 echo "libfxio.so.0.1.0: SONAME $soname, $(wc -l <<< "$exported") symbols at FXIO_0 and FXIO_0.2, as in the symbols file"
 grep -qx "PACKAGE_VERSION=\"$VER\"" "$X/dkms/usr/src/fxblk-$VER/dkms.conf" ||
@@ -353,7 +357,7 @@ calls_since "$mark" | sed 's/^/  /'
 	die "the upgrade stopped or restarted $UNIT (above): its ExecStop tears down volumes and controllers"
 [ -e "$SD/$UNIT.active" ] || die "$UNIT is not active after the upgrade"
 [ -e "$SD/$UNIT.enabled" ] || die "$UNIT is not enabled after the upgrade"
-calls_since "$mark" | grep -q '^systemctl --system daemon-reload' || die "the upgrade did not daemon-reload the new unit file"
+calls_since "$mark" | has '^systemctl --system daemon-reload' || die "the upgrade did not daemon-reload the new unit file"
 echo "upgrade: $UNIT neither stopped nor restarted, still enabled and active, unit files reloaded"
 grep -q "^dkms remove -m fxblk -v $PREV --all" "$R/var/log/dkms-calls" ||
 	die "upgrade did not dkms remove $PREV"
@@ -370,12 +374,12 @@ dpkg_all() {	# dpkg_all ACTION: dpkg ACTION of the four packages, showing its sy
 }
 dpkg_all --remove
 # removal stops the unit while its fxctl is still there (prerm): a clean stop
-calls_since "$mark" | grep -q "^EXECSTOP $UNIT" || die "removing fxctl did not stop $UNIT"
+calls_since "$mark" | has "^EXECSTOP $UNIT" || die "removing fxctl did not stop $UNIT"
 [ ! -e "$SD/$UNIT.active" ] || die "$UNIT still active after fxctl was removed"
 grep -q "^dkms remove -m fxblk -v $VER --all" "$R/var/log/dkms-calls" || die "remove did not dkms remove $VER"
 echo "remove: $UNIT stopped in prerm, fxblk/$VER removed from dkms"
 dpkg_all --purge
-calls_since "$mark" | grep -q "^deb-systemd-helper purge .*$UNIT" || die "purge did not deb-systemd-helper purge $UNIT"
+calls_since "$mark" | has "^deb-systemd-helper purge .*$UNIT" || die "purge did not deb-systemd-helper purge $UNIT"
 [ ! -e "$SD/$UNIT.enabled" ] || die "$UNIT still enabled after purge"
 after=$(listing "$R")
 # dpkg's own database files come and go; the packages' entries must not stay
@@ -433,7 +437,7 @@ for series in 7.3 7.2; do
 	rm -rf "$c/tmp/fxpkg"
 	diff=$(comm -3 <(echo "$before") <(chroot_listing "$c"))
 	[ -z "$diff" ] || { echo "$diff (left: gone, indented: new)"; die "the $series chroot differs after install + purge"; }
-	"${CR[@]}" dkms status -m fxblk | grep -q . && die "dkms still lists fxblk in the $series chroot after purge"
+	"${CR[@]}" dkms status -m fxblk | has . && die "dkms still lists fxblk in the $series chroot after purge"
 	echo "$series: purge left the chroot as it was ($(wc -l <<< "$before") paths compared)"
 	exec 9>&-
 done
@@ -472,20 +476,20 @@ if [ "$FULL" = 1 ]; then
 	RLIBDIR=$(rpm --eval '%{_libdir}')
 	compare rpm-libfxio "$(expect_lib "$RLIBDIR" | grep -v '^/usr/share/doc/')" "$(rpmlist "$RLIB")"
 	compare rpm-libfxio-devel "$(expect_dev "$RLIBDIR" | grep -v '^/usr/share/doc/')" "$(rpmlist "$RDEV")"
-	rpm -qp --provides "$RLIB" | grep -q '^libfxio.so.0(FXIO_0)' || die "libfxio.rpm does not provide libfxio.so.0(FXIO_0)"
-	rpm -qp --requires "$RDEV" | grep -q "^libfxio(x86-64) = $VER" || die "libfxio-devel.rpm does not require libfxio = $VER"
-	rpm -qp --scripts "$RCTL" | grep -q 'systemctl --no-reload disable --now fxblk-connect.service' ||
+	rpm -qp --provides "$RLIB" | has '^libfxio.so.0(FXIO_0)' || die "libfxio.rpm does not provide libfxio.so.0(FXIO_0)"
+	rpm -qp --requires "$RDEV" | has "^libfxio(x86-64) = $VER" || die "libfxio-devel.rpm does not require libfxio = $VER"
+	rpm -qp --scripts "$RCTL" | has 'systemctl --no-reload disable --now fxblk-connect.service' ||
 		die "fxctl.rpm: no %systemd_preun for fxblk-connect.service"
 	echo "rpm: libfxio provides libfxio.so.0(FXIO_0); fxctl has the systemd scriptlets"
 else
 	echo "SKIP: rpmbuild -bb of fxctl (FXBLK_PKG_FULL=0, the make check default: a second fxctl build; make packages builds it)"
 fi
-rpm -qp --scripts "$RDKMS" | grep -q "dkms add -m fxblk -v $VER" || die "fxblk-dkms.rpm: no dkms add in %post"
+rpm -qp --scripts "$RDKMS" | has "dkms add -m fxblk -v $VER" || die "fxblk-dkms.rpm: no dkms add in %post"
 # dkms add/remove may fail harmlessly (already added; a failing %preun would
 # block the erase), a failed build or install must show
 rpm -qp --scripts "$RDKMS" | grep -E 'dkms (build|install).*\|\| *:' &&
 	die "fxblk-dkms.rpm: %post swallows a dkms build/install failure (above)"
-rpm -qp --scripts "$RDKMS" | grep -q 'exit 1' || die "fxblk-dkms.rpm: %post never fails on a dkms build failure"
+rpm -qp --scripts "$RDKMS" | has 'exit 1' || die "fxblk-dkms.rpm: %post never fails on a dkms build failure"
 
 step "7b. fxctl's rpm scriptlets on install, upgrade and erase (recording systemctl)"
 # The %post/%preun/%postun of fxctl as rpmbuild expands them (rpmspec -P:
