@@ -14,8 +14,12 @@
 # back through that cache with no flush, which holds only because RW keeps
 # the cache coherent as O_DIRECT does. Arg break=nopeer hides
 # /dev/fxblk-peer from libfxio after it was seen (bind-mounted /dev/null):
-# the direct path must then be missed and the test fail. The staged path must overlap
-# (overlapped slots > 0 on a long range). Then fxctl peer status says why
+# the direct path must then be missed and the test fail. Whether the staged
+# path overlapped a read with a copy here depends on how the VM's threads
+# were scheduled on the host, so it is logged, not
+# asserted: the unit tests "staged read/write ... overlap" (test_fxio.cpp)
+# assert the overlap with a copy engine whose copies take 0.1-2 ms, longer
+# than a read of their in-memory disk. Then fxctl peer status says why
 # direct is (not) available, and fxctl peer bench runs posix and staged.
 . /lab/lib.sh
 read -r -a M <<<"${FX_MEMBERS:-}"
@@ -81,7 +85,7 @@ for r in "0 1048576 0" "100 300 7" "65436 200000 1" "123457 1300001 4095"; do
 	done
 	log "range $off+$len (buffer +$boff): posix, host, staged both ways OK"
 done
-[ $overlap_seen = 1 ] || fail "the staged path never overlapped a read with a copy"
+log "staged path overlapped a disk I/O with a copy in this run: $([ $overlap_seen = 1 ] && echo yes || echo no)"
 
 fx_json fxctl -o json peer status
 if [ $PEER = 1 ]; then
@@ -110,4 +114,4 @@ expect_eq "$(jqr '.results[1].bytes')" 8388608 "bench staged bytes"
 log "bench: staged overlapped slots $(jqr '.results[1].overlapped_slots')"
 fx_run fxctl peer bench t41 --size 8M --block 1M --depth 2
 exec 7<&-
-pass "libfxio data both ways on posix and staged paths, overlap seen, peer status and bench"
+pass "libfxio data both ways on posix and staged paths, peer status and bench"
