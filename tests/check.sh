@@ -77,7 +77,7 @@ export FXBLK_WERROR=1
 mkdir -p "$LOGDIR"
 rm -f "$LOGDIR"/*.log
 
-PASSED=0 FAILED=0 SKIPPED=0 NOTES=0 FAILS=()
+PASSED=0 FAILED=0 SKIPPED=0 NOTES=0 FAILS=() FAIL_LOGS=()
 T_ALL=$SECONDS
 
 selected() { [ -z "$FILTER" ] || grep -Eq -- "$FILTER" <<< "$1"; }
@@ -132,6 +132,7 @@ record_test() {
 		echo "# unexpected SKIP note(s), not in tests/expected-skips: fails the test" >> "$4"
 		FAILED=$((FAILED + 1))
 		FAILS+=("$1 (unexpected SKIP note)")
+		FAIL_LOGS+=("$4")
 		printf 'FAIL  %-52s %4ss  unexpected SKIP note (tests/expected-skips), log: %s\n' "$1" "$3" "${4#"$TOP"/}"
 	else
 		record "$1" $((rc != 0)) "$3" "$4"
@@ -146,6 +147,7 @@ record() {	# record NAME OK(0/1) SECONDS LOG
 	else
 		FAILED=$((FAILED + 1))
 		FAILS+=("$1")
+		FAIL_LOGS+=("$4")
 		printf 'FAIL  %-52s %4ss  log: %s\n' "$1" "$3" "${4#"$TOP"/}"
 	fi
 }
@@ -481,11 +483,13 @@ for script in "${LAB_SCRIPTS[@]}"; do
 	done
 done
 # Negative controls: a header line
-#   # lab-break: [on=KERNEL] ARGS... ~ ERE
+#   # lab-break: [on=KERNEL] [full] ARGS... ~ ERE
 # runs the test with ARGS (its break mode) on KERNEL (default: the first
 # kernel its quick= names, else kernels=) with the header's options; the
 # script must fail (exit 1) with ERE in the output (the planted fault was
 # caught, not something else). A control that passes fails make check.
+# "full": the control runs in make check-full only (a control that costs
+# several minutes of the 35-minute budget; the test itself still runs).
 # Old headers need no change: a test without the line has no control.
 control_run() {	# control_run ERE CMD...
 	local ere=$1 out rc
@@ -513,9 +517,9 @@ for script in "${LAB_SCRIPTS[@]}"; do
 		[ -n "$ctl" ] || continue
 		ere=${ctl#*' ~ '}
 		[ "$ere" != "$ctl" ] || { want "lab control: $name" && record "lab control: $name ('# lab-break:' line lacks ' ~ ERE')" 1 0 "$script"; continue; }
-		cargs=() on=
+		cargs=() on= cfull=0
 		for a in ${ctl%%' ~ '*}; do
-			case $a in on=*) on=${a#on=} ;; *) cargs+=("$a") ;; esac
+			case $a in on=*) on=${a#on=} ;; full) cfull=1 ;; *) cargs+=("$a") ;; esac
 		done
 		parse_header "$header"
 		[ -n "$on" ] || { [ -n "$quick" ] && [ "$quick" != none ] && on=${quick%%,*}; } || on=${kernels%%,*}
@@ -523,6 +527,10 @@ for script in "${LAB_SCRIPTS[@]}"; do
 		# a test of make check-full only (quick=none) has its control there
 		if [ "$FULL" != 1 ] && [ "$quick" = none ]; then
 			skip_test "$cname" "quick=none: the test and its control run in make check-full only"
+			continue
+		fi
+		if [ "$FULL" != 1 ] && [ $cfull = 1 ]; then
+			skip_test "$cname" "'# lab-break: full': this control runs in make check-full only"
 			continue
 		fi
 		if ! lab_kernel_ok "$on"; then
@@ -567,7 +575,18 @@ pool_run
 # ---- summary --------------------------------------------------------------
 T=$((SECONDS - T_ALL))
 echo "check: $((T / 60))m$((T % 60))s, logs in ${LOGDIR#"$TOP"/}/"
-for f in "${FAILS[@]}"; do echo "check: failed: $f"; done
+# why each failed, in the output itself (CI shows the output, not the logs):
+# a lab run's FAIL lines (script, kernel log, control), else the log's end
+excerpt() {	# excerpt LOG
+	local x
+	x=$(grep -aE '^(FAIL: |CONTROL FAILED|lab: (FAIL|  |KNOWN)|# unexpected)' "$1" 2>/dev/null | head -n 12)
+	[ -n "$x" ] || x=$(grep -av '^# exit' "$1" 2>/dev/null | tail -n 8)
+	printf '%s\n' "$x" | cut -c1-220 | sed 's/^/check:   | /'
+}
+for i in "${!FAILS[@]}"; do
+	echo "check: failed: ${FAILS[$i]}"
+	excerpt "${FAIL_LOGS[$i]}"
+done
 [ "$NOTES" = 0 ] || echo "check: skipped: $SKIPPED tests not run, $NOTES sub-checks inside tests (the 'note: SKIP:' lines above)"
 echo "$PASSED passed, $FAILED failed$([ $((SKIPPED + NOTES)) = 0 ] || echo ", $((SKIPPED + NOTES)) skipped")"
 [ "$FAILED" = 0 ]
