@@ -1,5 +1,5 @@
 #!/bin/bash
-# lab: kernels=5.10,6.1,6.12 quick=5.10,6.12 members=4 timeout=1200
+# lab: kernels=5.10,6.1,6.12 quick=6.12 members=4 timeout=1200
 # fio verify (crc32c, verify_fatal) through /dev/fxN: random and sequential
 # writes, 512 B..4 MiB blocks incl. chunk-crossing sizes, QD 1..64, libaio and
 # io_uring, near the end of the volume too. Sizes are capped so the whole test

@@ -1,5 +1,5 @@
 #!/bin/bash
-# lab: kernels=5.10,6.1,6.12 quick=5.10,6.1 members=4 timeout=1200
+# lab: kernels=5.10,6.1,6.12 quick=6.1 members=4 timeout=1200
 # On-disk layout = dm-stripe's: volume chunk c lives on member c mod N at
 # member byte data_offset + (c div N) * chunk. Writes a random pattern through
 # /dev/fxN and reads every chunk back from the members directly, for several

@@ -1,5 +1,5 @@
 #!/bin/bash
-# lab: kernels=5.10,6.1,6.12 quick=5.10,6.1,6.12 members=4 timeout=1200 nullb-attr=cache_size=64 file=/usr/sbin/blkdiscard:/lab/bin/blkdiscard file=/usr/sbin/fstrim:/lab/bin/fstrim
+# lab: kernels=5.10,6.1,6.12 quick=6.1,6.12 members=4 timeout=1200 nullb-attr=cache_size=64 file=/usr/sbin/blkdiscard:/lab/bin/blkdiscard file=/usr/sbin/fstrim:/lab/bin/fstrim
 # Flush, FUA, discard and write-zeroes reach the members:
 #  - fsync on /dev/fxN (fio --fsync=1): every member sees >= one flush per fsync,
 #    counted twice: by fxblk (fxctl stats: members[].flush.ios) and by the
