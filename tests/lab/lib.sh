@@ -106,7 +106,7 @@ fx_dmesg_since() { dmesg | sed -n "/fxlab-mark: $1\$/,\$p" | sed 1d; }
 # Same two classes as tests/lab/run: FX_BAD_LOG always counts; FX_IOERR_LOG
 # counts unless the line matches a "# lab-allow: ERE" line of this script.
 FX_BAD_LOG='WARNING:|BUG:|BUG [^ :]+ \((Not t|T)ainted|Oops|KASAN|UBSAN|circular locking|recursive locking|INFO: |general protection|list_(del|add) corruption|Call Trace|kernel BUG|refcount_t:|blocked for more than'
-FX_IOERR_LOG='I/O error|beyond end of device|fxblk: .* failed I/O|(critical [a-z ]+|timeout|recoverable transport|protection|kernel resource|device resource) error, dev|I/O Error \(sct'
+FX_IOERR_LOG='I/O error|beyond end of device|fxblk: .* failed ([0-9]+ )?I/O|(critical [a-z ]+|timeout|recoverable transport|protection|kernel resource|device resource) error, dev|I/O Error \(sct'
 FX_ALLOW_LOG=$(sed -n 's/^# lab-allow: *\(..*\)$/(\1)/p' "$0" 2>/dev/null | paste -sd'|')
 fx_dmesg_clean_since() {
 	local log bad

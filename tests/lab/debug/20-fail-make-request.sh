@@ -1,5 +1,6 @@
 #!/bin/bash
 # lab: kernels=debug members=4 size-mb=256 timeout=1500
+# lab-allow: fxblk: [^ ]+: member 1 \([^)]*\) failed [0-9]+ I/O\(s\)
 # fail_make_request (CONFIG_FAIL_MAKE_REQUEST) on one member under fxblk; debug
 # kernel only (make check-debug runs tests/lab/debug/, make check does not).
 #
