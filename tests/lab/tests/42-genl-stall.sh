@@ -1,6 +1,10 @@
 #!/bin/bash
 # lab: kernels=6.1,6.12 quick=6.12 members=4 timeout=900
-# lab-allow: I/O error|Buffer I/O error|nvme nvme[0-9]+: |nvmet(_rdma)?: |fxblk: .*(error|fail)
+# lab-allow: I/O error|Buffer I/O error|nvme nvme[0-9]+: |nvmet(_rdma)?: |fxblk: .*(error|fail)|attempt to access beyond end of device|rw=[0-9]+, sector=[0-9]+, nr_sectors = [0-9]+ limit=0
+# (The last two allowed patterns: a read that reaches t42c after remove
+# --force set its capacity to 0 is refused by the block layer's bounds check,
+# as in 24-member-lost; whether one does depends on timing. Seen once in a
+# make check on 6.12.)
 # No fxblk request sleeps on member I/O under genetlink's global lock
 # (genl_rcv() holds cb_lock for every request of every family).
 # Member 3 is connected through a second nvmet port (faults.sh), which is
