@@ -482,6 +482,33 @@ for script in "${LAB_SCRIPTS[@]}"; do
 		fi
 	done
 done
+# The debug kernel in the default run: when `make kernel-debug` has built it,
+# make check also runs a quick set on it (fault injection, the peer-ioctl
+# fuzzer, kmemleak: what KASAN/kmemleak/fail_make_request see and a stock
+# kernel does not) and says so; when it is absent, one SKIP line says how to
+# get it. Only when FXBLK_LAB_KERNELS is not given: make check-debug (and any
+# narrowed run) chooses its kernels itself.
+DEBUG_QUICK=(tests/lab/debug/20-fail-make-request.sh tests/lab/tests/45-peer-fuzz.sh
+	tests/lab/debug/90-kmemleak.sh)
+DEBUG_QUICK_ON=0
+if [ -z "${FXBLK_LAB_KERNELS:-}" ]; then
+	if kernel_ready debug; then
+		DEBUG_QUICK_ON=1
+		echo "check: the debug kernel $(kver debug) is built: its quick set runs too (${DEBUG_QUICK[*]##*/})"
+		for script in "${DEBUG_QUICK[@]}"; do
+			header=$(sed -n 's/^# lab: *//p' "$TOP/$script" | head -n1)
+			parse_header "$header"
+			to=$(sed -n 's/.*timeout=\([0-9]*\).*/\1/p' <<< "$header")
+			# a stock-kernel test's timeout x3 on the debug kernel, as above
+			[[ ,$kernels, != *,6.12,* ]] || to=$((3 * ${to:-600}))
+			pool_add "lab debug: $(basename "$script" .sh)" "${to:-600}" "$TOP/tests/lab/run" --no-build \
+				--kernel "$(kver debug)" "${opts[@]}" ${to:+--timeout $to} -- "$TOP/$script"
+		done
+	else
+		skip_test "lab debug: quick set (${DEBUG_QUICK[*]##*/})" \
+			"no debug kernel in $CACHE: 'make kernel-debug' builds it (about 1 h once on 2 cores), then make check runs these on it"
+	fi
+fi
 # Negative controls: a header line
 #   # lab-break: [on=KERNEL] [full] ARGS... ~ ERE
 # runs the test with ARGS (its break mode) on KERNEL (default: the first
@@ -548,6 +575,15 @@ lab_build() {	# a failure is a failed test; the runs then use what exists
 		[[ " $NEW_KERNELS " != *" $s "* ]] || kernel_ready "$s" || continue
 		make -s -C "$TOP" module KVER="$(kver "$s")" || return 1
 	done
+	if [ "$DEBUG_QUICK_ON" = 1 ]; then
+		local d
+		d=$(kver debug)
+		make -s -C "$TOP" module KVER="$d" || return 1
+		# 90-kmemleak's positive control, where make kernel-debug puts it
+		mkdir -p "$TOP/build/lab-debug"
+		cp "$CACHE/k/$d/root/lib/modules/$d/kernel/samples/kmemleak/kmemleak-test.ko" \
+			"$TOP/build/lab-debug/" || return 1
+	fi
 	make -s -C "$TOP" fxctl
 }
 
