@@ -23,12 +23,21 @@ struct Ctx {
 	bool as_json = false;
 	bool verbose = false;
 
+	// Every JSON document carries schema_version (a caller's own value wins),
+	// so scripts can check the shape of any command's output the same way.
 	void print(const json &doc, const std::string &text) const
 	{
-		if (as_json)
-			env.out << doc.dump(2) << '\n';
-		else
+		if (!as_json) {
 			env.out << text;
+			return;
+		}
+		if (doc.is_object() && !doc.contains("schema_version")) {
+			json d = doc;
+			d["schema_version"] = schema_version;
+			env.out << d.dump(2) << '\n';
+			return;
+		}
+		env.out << doc.dump(2) << '\n';
 	}
 };
 

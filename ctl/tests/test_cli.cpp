@@ -746,3 +746,20 @@ TEST_CASE("monitor: --timeout, unload, lost events, older modules, bad options")
 	CHECK(h.run({"monitor", "vol1"}) == 2);
 	CHECK(h.state.subscribes == subs);
 }
+
+TEST_CASE("every JSON document carries schema_version (stop --all, stop NAME)")
+{
+	Harness h;
+	REQUIRE(h.run({"-o", "json", "stop", "--all"}) == 0);
+	auto all = nlohmann::json::parse(h.out.str());
+	CHECK(all.at("schema_version") == schema_version);
+	REQUIRE(all.at("stopped").is_array());
+	CHECK(all.at("stopped").size() >= 1);
+	CHECK(h.state.destroys.size() == all.at("stopped").size());
+	// nothing running: still a document with its version
+	h.state.volumes.clear();
+	REQUIRE(h.run({"-o", "json", "stop", "--all"}) == 0);
+	all = nlohmann::json::parse(h.out.str());
+	CHECK(all.at("schema_version") == schema_version);
+	CHECK(all.at("stopped").empty());
+}
