@@ -55,6 +55,26 @@ module_param_cb(max_volumes, &fxblk_max_volumes_ops, &fxblk_max_volumes, 0444);
 MODULE_PARM_DESC(max_volumes,
 		 "Most volumes (/dev/fx0 .. fxN-1) at once, 1..256 (default 256)");
 
+/*
+ * fxblk.auto=0 on the kernel command line turns udev and boot auto-assembly
+ * off; fxctl reads it from /proc/cmdline. The module assembles nothing
+ * itself, but modprobe hands it every fxblk.* word of the command line, and
+ * the kernel logs "unknown parameter 'auto' ignored" for a word no module
+ * parameter takes. Any text is taken (fxctl decides what it means) and shown
+ * read-only in sysfs.
+ */
+static char *fxblk_auto = "1";
+/*
+ * compiler_types.h defines auto as __auto_type (6.1 and later stable trees),
+ * which the parameter macros would expand into the name "__auto_type".
+ */
+#pragma push_macro("auto")
+#undef auto
+module_param_named(auto, fxblk_auto, charp, 0444);
+MODULE_PARM_DESC(auto,
+		 "Read by fxctl, not by the module: 0 (on the kernel command line) turns auto-assembly off");
+#pragma pop_macro("auto")
+
 static void fxblk_vol_release(struct kref *ref)
 {
 	fxblk_dev_free(container_of(ref, struct fxblk_volume, ref));

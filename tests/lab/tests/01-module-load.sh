@@ -49,5 +49,15 @@ fx_unload
 fx_load
 fx_run fxctl version
 fx_unload
+
+# fxblk.auto=0 on the kernel command line (auto-assembly off, read by fxctl)
+# reaches the module through modprobe, as this does: taken without the
+# kernel's "unknown parameter" warning, shown in sysfs
+fx_mark auto
+modprobe fxblk auto=0 || fail "modprobe fxblk auto=0 failed"
+expect_eq "$(cat /sys/module/fxblk/parameters/auto 2>&1)" 0 "/sys/module/fxblk/parameters/auto after modprobe fxblk auto=0"
+! fx_dmesg_since auto | grep -q "fxblk: unknown parameter" ||
+	fail "the kernel does not know fxblk's parameter auto: $(fx_dmesg_since auto | grep 'unknown parameter')"
+fx_unload
 fx_dmesg_clean_since start
 pass "load, netlink, unload, reload on $(uname -r)"
