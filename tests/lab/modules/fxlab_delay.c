@@ -28,6 +28,7 @@ static atomic_t hits = ATOMIC_INIT(0);
 module_param_named(hits, hits.counter, int, 0444);
 MODULE_PARM_DESC(hits, "calls delayed so far");
 
+#ifdef CONFIG_DYNAMIC_FTRACE_WITH_REGS
 #ifdef ftrace_regs_set_instruction_pointer
 #define fxlab_set_ip ftrace_regs_set_instruction_pointer	/* 6.2+ */
 #else
@@ -69,6 +70,23 @@ static void __exit fxlab_delay_exit(void)
 	unregister_ftrace_function(&fxlab_ops);
 	ftrace_free_filter(&fxlab_ops);
 }
+
+#else
+/*
+ * A kernel without dynamic ftrace (the lab's debug kernel before
+ * 2026-12-03) cannot redirect the function: the module builds, so that the
+ * other test modules of the lab do, and refuses to load.
+ */
+static int __init fxlab_delay_init(void)
+{
+	pr_err("fxlab_delay: needs CONFIG_DYNAMIC_FTRACE_WITH_REGS\n");
+	return -EOPNOTSUPP;
+}
+
+static void __exit fxlab_delay_exit(void)
+{
+}
+#endif
 
 module_init(fxlab_delay_init);
 module_exit(fxlab_delay_exit);
