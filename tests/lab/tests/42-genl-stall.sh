@@ -113,10 +113,19 @@ if [ "$ONLY" != f10 ]; then
 	fl_wait 20 eval '! fxctl show t42c >/dev/null 2>&1' || fail "t42c still listed 20 s after remove"
 	sleep 1
 	running $RM || { cat /tmp/rm.out; fail "fxctl remove returned while t42c's read was in flight on the lost member"; }
-	log "fxctl remove waits (t42c's read in flight); loading a genetlink module"
-	modprobe nbd & MP=$!
-	PIDS+=($MP)
-	sleep 1
+	# nbd registers a genetlink family at load (genl_register_family takes
+	# the lock a sleeping DESTROY would hold); a kernel without the module
+	# (the lab's debug kernel built before 2026-12-03) only gets the dump
+	NBD=0
+	modinfo nbd >/dev/null 2>&1 && NBD=1
+	if [ $NBD = 1 ]; then
+		log "fxctl remove waits (t42c's read in flight); loading a genetlink module"
+		modprobe nbd & MP=$!
+		PIDS+=($MP)
+		sleep 1
+	else
+		echo "SKIP: 42-genl-stall: no nbd module in $(uname -r) (CONFIG_BLK_DEV_NBD): a genetlink family's registration during the DESTROY not tried, only the dump"
+	fi
 	t0=$(now_ms)
 	genl ctrl list >/tmp/genl.out 2>&1 & G=$!
 	PIDS+=($G)
@@ -130,8 +139,10 @@ if [ "$ONLY" != f10 ]; then
 	[ $ms -le $((2000 * FL_SLOW)) ] ||
 		fail "'genl ctrl list' took $ms ms (> $((2 * FL_SLOW)) s) while a DESTROY waits for its member"
 	log "'genl ctrl list' answered in $ms ms"
-	fl_wait 20 eval '! running '$MP || fail "modprobe nbd (genl_register_family) still blocked"
-	grep -qw nbd <(genl ctrl list 2>/dev/null) || fail "family nbd not registered after modprobe nbd"
+	if [ $NBD = 1 ]; then
+		fl_wait 20 eval '! running '$MP || fail "modprobe nbd (genl_register_family) still blocked"
+		grep -qw nbd <(genl ctrl list 2>/dev/null) || fail "family nbd not registered after modprobe nbd"
+	fi
 	running $RM || { cat /tmp/rm.out; fail "fxctl remove returned before t42c's teardown"; }
 	destroyed t42c && fail "DESTROYED event for t42c before its read completed"
 	unstuck
