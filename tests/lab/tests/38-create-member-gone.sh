@@ -72,7 +72,10 @@ ts() {
 
 fx_mark t38
 created=0 refused=0 raced=0
-for d in 0.3 0.45 0.6 0.75 0.9 1.05 0.4 0.55 0.7 0.85 1.0 1.2; do
+# the delays step over member 1's window: it opens after member 0's check
+# (DELAY_MS) and is checked for DELAY_MS; scaled with DELAY_MS
+for d0 in 0.3 0.45 0.6 0.75 0.9 1.05 0.4 0.55 0.7 0.85 1.0 1.2; do
+	d=$(awk -v d="$d0" -v k="$DELAY_MS" 'BEGIN {printf "%.2f", d * k / 400}')
 	M1=$(majmin "$(fl_member_dev 1)") || fail "member 1 has no device"
 	echo > $FL_TRACE/trace
 	fxblk-nltest --cmd create --name t38 --member "$M0" --member "$M1" --keep \
