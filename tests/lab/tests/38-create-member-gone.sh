@@ -55,7 +55,7 @@ M0=$(majmin "${M[0]}")
 # 0.5-4 s after `nvme disconnect` returned (six rounds of twelve missed the
 # window at 400 ms, 2026-12-03), so the window is 4 s there
 DELAY_MS=400
-case $(uname -r) in *fxdebug*) DELAY_MS=4000 ;; esac
+[ "$FL_SLOW" = 1 ] || DELAY_MS=4000	# faults.sh: the debug kernel
 insmod $KO delay_ms=$DELAY_MS || fail "insmod fxlab_delay"
 hits() { cat /sys/module/fxlab_delay/parameters/hits; }
 fl_tracefs
