@@ -32,6 +32,15 @@ exec unshare -m --propagation private -- bash -euc '
 	mount -t proc proc "$c/proc"
 	mount --rbind /dev "$c/dev"
 	for ((i = 0; i < n; i++)); do
+		# the mount point stays after the command: record the top
+		# directory this creates (in /.fxblk-mountpoints), so that a
+		# test comparing the chroot before and after (tests/packages.sh)
+		# can tell it from what a package left
+		top=$1
+		while [ "$(dirname "$top")" != / ] && [ ! -e "$c$(dirname "$top")" ]; do
+			top=$(dirname "$top")
+		done
+		[ -e "$c$top" ] || echo "$top" >> "$c/.fxblk-mountpoints"
 		mkdir -p "$c$1"
 		mount --bind "$1" "$c$1"
 		shift

@@ -398,12 +398,21 @@ step "8. fxblk-dkms with the real dkms, in the 7.3 and 7.2 chroots"
 # dkms adds, builds (and signs, generating a MOK key if there is none) and
 # installs fxblk.ko for the chroot's kernel; purge must remove all of it.
 # Only the suite's MOK key pair in /var/lib/dkms stays (dkms's, not ours).
-# ./work: scripts/chroot-run.sh creates the mount points of its --bind
-# directories (other worktrees' module builds) in the same chroots at any time
+# Mount points: scripts/chroot-run.sh creates those of its --bind
+# directories (module builds of this and other checkouts, wherever they are:
+# /work here, anywhere on CI) in the same chroots at any time, and records
+# each top directory it creates in /.fxblk-mountpoints; ./work is older
+# than that record.
 chroot_listing() {
-	(cd "$1" && find . -xdev \( -path ./proc -o -path ./dev -o -path ./tmp -o -path ./work -o -path ./var/lib/dpkg \
-		-o -path ./var/log -o -path ./var/cache -o -path ./var/lib/dkms/mok.key \
-		-o -path ./var/lib/dkms/mok.pub \) -prune -o -print | LC_ALL=C sort)
+	local prune=(-path ./proc -o -path ./dev -o -path ./tmp -o -path ./work -o -path ./var/lib/dpkg
+		-o -path ./var/log -o -path ./var/cache -o -path ./var/lib/dkms/mok.key
+		-o -path ./var/lib/dkms/mok.pub -o -path ./.fxblk-mountpoints) m
+	if [ -f "$1/.fxblk-mountpoints" ]; then
+		while read -r m; do
+			[ -n "$m" ] && prune+=(-o -path ".$m")
+		done < <(sort -u "$1/.fxblk-mountpoints")
+	fi
+	(cd "$1" && find . -xdev \( "${prune[@]}" \) -prune -o -print | LC_ALL=C sort)
 }
 for series in 7.3 7.2; do
 	var=FXBLK_KVER_${series//./_}
