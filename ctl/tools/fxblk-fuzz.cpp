@@ -1435,8 +1435,20 @@ private:
 		st_.parsed += parts_of(dgram).size();
 		if (!r.messages)
 			st_.no_reply++;
+		// A DESTROY later in the same datagram may have removed what a
+		// CREATE made (the kernel's log shows both): gone is what counts.
+		bool destroyed_here = false;
+		for (const auto &p : parts_of(dgram))
+			if (p.h.nlmsg_type == family_ && p.h.nlmsg_len >= NLMSG_HDRLEN + GENL_HDRLEN &&
+			    dgram[p.off + NLMSG_HDRLEN] == FXBLK_CMD_DESTROY &&
+			    r.acked.count(p.h.nlmsg_seq) && !r.errors.count(p.h.nlmsg_seq))
+				destroyed_here = true;
 		for (const auto &name : r.created) {
 			st_.created++;
+			if (destroyed_here && !listed(name)) {
+				st_.destroyed++;
+				continue;
+			}
 			destroy(name);
 		}
 		if (!r.created.empty())
@@ -1465,6 +1477,14 @@ private:
 					     errname(r.errors.count(d.seq) ? r.errors[d.seq] : 0)));
 		else
 			st_.destroyed++;
+	}
+
+	bool listed(const std::string &name)
+	{
+		for (const auto &v : list_volumes())
+			if (v.name == name)
+				return true;
+		return false;
 	}
 
 	void cleanup_created()
