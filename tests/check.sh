@@ -612,6 +612,7 @@ pool_add "selftest: lab checks boot 1's kernel log in a --boots 2 run" 300 "$ST"
 pool_add "selftest: lab passes a known upstream lockdep report, not one with fxblk" 300 "$ST" known "$st_kernel"
 pool_add "selftest: lab fails a --boots 2 run whose boot 1 does not crash" 300 "$ST" nocrash "$st_kernel"
 pool_add "selftest: lab boots again after a stall before fxblk loads, not after" 300 "$ST" stall "$st_kernel"
+pool_add "selftest: lab boots again after a stale int3 (TCG), not a real one" 60 "$ST" int3
 
 if printf '%s\n' "${POOL_NAMES[@]}" | grep -Eq '^(lab|selftest)'; then
 	FILTER= t "lab: build module + fxctl for the lab" lab_build

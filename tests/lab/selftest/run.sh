@@ -20,6 +20,10 @@
 #                                               says KNOWN; the same report with an fxblk frame
 #                                               -> run must exit 1
 #   tests/lab/selftest/run.sh nocrash [KERNEL]  --boots 2 and boot 1 ends normally -> exit 1
+#   tests/lab/selftest/run.sh int3              no VM: run's stale-int3 classifier over a real
+#                                               console excerpt: retried; with the int3 still in
+#                                               the text, an earlier WARNING or a reported status:
+#                                               not retried
 #   tests/lab/selftest/run.sh stall   [KERNEL]  an RCU stall report after fxblk is loaded -> exit 1,
 #                                               no second boot; one before it is loaded (first
 #                                               boot only) -> the lab boots again, says so, exit 0
@@ -140,6 +144,31 @@ stall)
 	grep -q 'stall-boot: before, attempt 2, done' "$OUT" || { echo "selftest stall: no second boot"; exit 1; }
 	check 0 '^lab: a stall was reported before fxblk was loaded .*booting once more' \
 		"a stall before fxblk loads boots once more (and says so); one after it loads fails the run"
+	;;
+int3)
+	# No VM: tests/lab/run's own classifier (stale_int3) over a real console
+	# excerpt (int3-stale.console: lab 29 on 6.12.117 in CI's run of
+	# 2026-12-03, "Oops: int3" in __schedule on a patched-back NOP, the VM
+	# dead) and three variations it must not boot again for.
+	eval "$(sed -n '/^HARD=/p; /^stale_int3() {/,/^}/p' "$RUN")"
+	T=$(mktemp -d)
+	trap 'rm -rf "$T" "$OUT"' EXIT
+	F=$HERE/int3-stale.console
+	judge() {	# judge 0 (retry) | 1 (fail the run) WHAT
+		local got=1
+		stale_int3 && got=0
+		[ "$got" = "$1" ] || { echo "selftest int3: FAILED: $2"; exit 1; }
+	}
+	cp "$F" "$T/console"; : > "$T/results"
+	judge 0 "the stale int3 of the excerpt was not recognised"
+	sed 's/ 0f <1f> / cc <1f> /' "$F" > "$T/console"
+	judge 1 "an int3 still in the text (cc before RIP) was taken for a stale one"
+	{ echo "[   90.000000] WARNING: CPU: 1 PID: 1 at fxblk_submit+0x10/0x20 [fxblk]"; cat "$F"; } > "$T/console"
+	judge 1 "a WARNING before the oops would have been hidden by the second boot"
+	cp "$F" "$T/console"; echo "FXLAB status 0" > "$T/results"
+	judge 1 "a run that reported its status would have booted again"
+	echo "selftest int3: OK: a stale int3 (TCG) boots once more; a real one, an earlier problem or a finished script do not"
+	exit 0
 	;;
 nocrash)
 	"$RUN" --kernel "$KS" --members 1 --size-mb 64 --persist --boots 2 --no-build --timeout 300 \
