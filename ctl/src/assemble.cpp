@@ -4,6 +4,7 @@
 #include "ownership.hpp"
 #include "scan.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -227,8 +228,8 @@ void write_record(const fs::path &file, const label::Label &l, const std::string
 	tmp += ".tmp";
 	{
 		std::ofstream out(tmp, std::ios::trunc);
-		out << fmt::format("device {}\nindex {}\ngeneration {}\n", devnode,
-				   l.member_index, l.generation);
+		out << fmt::format("device {}\nindex {}\ncount {}\ngeneration {}\n", devnode,
+				   l.member_index, l.member_count, l.generation);
 		if (!out.flush())
 			throw Error(fmt::format("cannot write {}", tmp.string()), errno_error(EIO));
 	}
@@ -241,9 +242,12 @@ std::vector<Candidate> recorded_members(const fs::path &dir, const VolumeUuid &u
 					std::ostream &log)
 {
 	std::vector<Candidate> out;
+	std::error_code ec;
+	if (!fs::is_directory(dir, ec))
+		return out;
 	for (const auto &e : fs::directory_iterator(dir)) {
 		std::string name = e.path().filename().string();
-		if (name.ends_with(".tmp"))
+		if (name.ends_with(".tmp") || name.starts_with("."))
 			continue;
 		Candidate c;
 		if (fs::exists("/dev/" + name))
@@ -255,6 +259,41 @@ std::vector<Candidate> recorded_members(const fs::path &dir, const VolumeUuid &u
 		out.push_back(std::move(c));
 	}
 	return out;
+}
+
+// Whether the records in @dir (written by write_record, read as they are:
+// no member's label is read again) name every member index 0..count-1 at
+// generation @generation: the test of `incremental --defer`, which runs in
+// udev's worker and must stay cheap. The records may be stale (a device
+// gone since); the unit that starts the volume re-reads them all.
+bool records_complete(const fs::path &dir, std::uint32_t count, std::uint64_t generation)
+{
+	std::vector<bool> seen(count, false);
+	for (const auto &e : fs::directory_iterator(dir)) {
+		std::string name = e.path().filename().string();
+		if (name.ends_with(".tmp") || name.starts_with("."))
+			continue;
+		std::ifstream in(e.path());
+		std::string key;
+		std::uint64_t index = count, n = 0, gen = 0;
+		std::string value;
+		while (in >> key >> value) {
+			try {
+				if (key == "index")
+					index = std::stoull(value);
+				else if (key == "count")
+					n = std::stoull(value);
+				else if (key == "generation")
+					gen = std::stoull(value);
+			} catch (const std::exception &) {
+				index = count;  // a damaged record counts for nothing
+				break;
+			}
+		}
+		if (n == count && gen == generation && index < count)
+			seen[index] = true;
+	}
+	return std::all_of(seen.begin(), seen.end(), [](bool b) { return b; });
 }
 
 }  // namespace
@@ -287,11 +326,16 @@ RunLock::~RunLock()
 	close(fd_);  // releases the lock
 }
 
-std::unique_ptr<RunLock> try_assembly_lock()
+std::unique_ptr<RunLock> volume_lock(const VolumeUuid &uuid)
+{
+	fs::create_directories(run_dir());
+	return std::make_unique<RunLock>(run_dir() / (label::uuid_to_string(uuid) + ".lock"));
+}
+
+std::unique_ptr<RunLock> try_volume_lock(const VolumeUuid &uuid)
 {
 	try {
-		std::filesystem::create_directories(run_dir());
-		return std::make_unique<RunLock>(run_dir() / "lock");
+		return volume_lock(uuid);
 	} catch (const std::exception &) {
 		return nullptr;
 	}
@@ -323,9 +367,17 @@ void stop_options(po::options_description &opts, po::options_description &hidden
 	pos.add("name", 1);
 }
 
-void incremental_options(po::options_description &, po::options_description &hidden,
+void incremental_options(po::options_description &opts, po::options_description &hidden,
 			 po::positional_options_description &pos)
 {
+	opts.add_options()
+		("defer", po::bool_switch(),
+		 "only record DEVICE, start nothing, and print FXBLK_COMPLETE=1 when the "
+		 "records show every member of its volume (for udev's IMPORT{program}: the "
+		 "rule then pulls in fxblk-assemble@UUID.service); messages go to stderr")
+		("uuid", po::value<std::string>(),
+		 "start volume UUID from the members recorded for it, if all are there "
+		 "(what fxblk-assemble@UUID.service runs); no DEVICE");
 	hidden.add_options()("device", po::value<std::string>(), "member device");
 	pos.add("device", 1);
 }
@@ -361,8 +413,9 @@ int cmd_assemble(Ctx &ctx)
 					"owner; create /etc/nvme/hostnqn ('nvme gen-hostnqn > "
 					"/etc/nvme/hostnqn') or set HOSTNQN in {}", pol.conf_path),
 			    errno_error(EINVAL));
-	// One assembly at a time, with udev's incremental (assemble.hpp).
-	auto lock = try_assembly_lock();
+	// Each volume is started under its own lock, as incremental and
+	// create hold it (assemble.hpp); a volume that another fxctl starts
+	// meanwhile is found running by start().
 	std::vector<Plan> plans;
 	for (const auto &[uuid, group] : group_by_volume(scan_members(scan_log(ctx))))
 		plans.push_back(plan_volume(group, {force}));
@@ -391,6 +444,7 @@ int cmd_assemble(Ctx &ctx)
 				    errno_error(EINVAL));
 		}
 		const Plan &p = *match.front();
+		auto lock = try_volume_lock(p.reference.volume_uuid);
 		if (!p.ok())
 			refuse(p);
 		if (auto why = not_ours(pol, p.reference); !why.empty() && !import)
@@ -425,6 +479,7 @@ int cmd_assemble(Ctx &ctx)
 			continue;
 		}
 		try {
+			auto lock = try_volume_lock(p.reference.volume_uuid);
 			warn(ctx, p);
 			Outcome o = start(ctx, p);
 			docs.push_back(plan_doc(p, o.status, &o.volume));
@@ -482,10 +537,71 @@ int cmd_stop(Ctx &ctx)
 	return rc;
 }
 
+// incremental --uuid UUID (fxblk-assemble@UUID.service): start the volume
+// from the members udev recorded for it, under its lock, if they are all
+// there and the policy allows; each recorded member is read again.
+int incremental_start(Ctx &ctx, const std::string &arg)
+{
+	auto uuid = label::uuid_from_string(arg);
+	if (!uuid)
+		throw UsageError(fmt::format("--uuid {}: not a volume UUID (the form "
+					     "'fxctl examine DEV' shows, e.g. "
+					     "0f0f0f0f-0000-4000-8000-00000000b0b0)", arg));
+	std::string id = label::uuid_to_string(*uuid);
+	HostPolicy pol = ctx.env.host_policy();
+	if (pol.cmdline_off) {
+		ctx.print(json{{"uuid", id}, {"status", "auto-off"}},
+			  fmt::format("volume {}: auto-assembly is off (fxblk.auto=0 on the kernel "
+				      "command line); 'fxctl assemble {}' starts it\n", id, id));
+		return exit_ok;
+	}
+	auto lock = volume_lock(*uuid);
+	auto members = recorded_members(run_dir() / id, *uuid, scan_log(ctx));
+	if (members.empty()) {
+		ctx.print(json{{"uuid", id}, {"status", "not-recorded"}},
+			  fmt::format("volume {}: no member recorded in {} (udev records them as "
+				      "they appear: 'fxctl incremental --defer DEV'); nothing to "
+				      "do\n", id, (run_dir() / id).string()));
+		return exit_ok;
+	}
+	Plan p = plan_volume(members);
+	if (AutoDecision d = auto_assembly(pol, p.reference); !d.allowed) {
+		ctx.print(plan_doc(p, "skipped", nullptr),
+			  fmt::format("{}: not auto-assembled on this host: {}; 'fxctl assemble "
+				      "--import {}' takes it over, or allow it in {} (AUTO)\n",
+				      volume_object(p.reference), d.why, p.reference.volume_name,
+				      pol.conf_path));
+		return exit_ok;
+	}
+	if (only_missing(p)) {
+		std::string text = fmt::format("{}: waiting: {}", volume_object(p.reference),
+					       p.summary());
+		for (const auto &why : p.problems)
+			text += "\n  " + why;
+		ctx.print(plan_doc(p, "waiting", nullptr), text + '\n');
+		return exit_ok;
+	}
+	return run_plan(ctx, p);
+}
+
 int cmd_incremental(Ctx &ctx)
 {
+	bool defer = ctx.vm["defer"].as<bool>();
+	if (ctx.vm.count("uuid")) {
+		if (ctx.vm.count("device") || defer)
+			throw UsageError("incremental --uuid UUID takes no DEVICE and no --defer");
+		return incremental_start(ctx, ctx.vm["uuid"].as<std::string>());
+	}
 	if (!ctx.vm.count("device"))
-		throw UsageError("incremental needs a DEVICE (e.g. /dev/nvme0n1)");
+		throw UsageError("incremental needs a DEVICE (e.g. /dev/nvme0n1), or --uuid UUID");
+	// --defer: stdout carries KEY=VALUE lines for udev's IMPORT{program}
+	// only; what the other modes print goes to stderr (udev's log)
+	auto report = [&](const json &doc, const std::string &text) {
+		if (!defer)
+			return ctx.print(doc, text);
+		ctx.env.err << "fxctl: " << text;
+		ctx.env.out << "FXBLK_COMPLETE=0\n";
+	};
 	std::string arg = ctx.vm["device"].as<std::string>();
 	require_block_device(ctx.env.blockdevs(), arg);
 	std::error_code ec;
@@ -495,7 +611,7 @@ int cmd_incremental(Ctx &ctx)
 			    errno_error(ENOENT));
 	HostPolicy pol = ctx.env.host_policy();
 	if (pol.cmdline_off) {
-		ctx.print(json{{"device", real.string()}, {"status", "auto-off"}},
+		report(json{{"device", real.string()}, {"status", "auto-off"}},
 			  fmt::format("{}: auto-assembly is off (fxblk.auto=0 on the kernel command "
 				      "line); 'fxctl assemble NAME' starts a volume\n",
 				      real.string()));
@@ -509,7 +625,7 @@ int cmd_incremental(Ctx &ctx)
 					  : fmt::format(" (primary label: {}; backup: {})",
 							self.ml.primary_reason,
 							self.ml.backup_reason);
-		ctx.print(json{{"device", self.devnode}, {"status", "not-a-member"}},
+		report(json{{"device", self.devnode}, {"status", "not-a-member"}},
 			  fmt::format("{} is not an fxblk member{}; nothing to do\n", self.devnode,
 				      why));
 		return exit_ok;
@@ -518,7 +634,7 @@ int cmd_incremental(Ctx &ctx)
 	fs::path dir = run_dir() / label::uuid_to_string(l.volume_uuid);
 	if (std::string reused = reuse_reason(self); !reused.empty()) {
 		fs::remove(dir / self.devname, ec);  // recorded before it was reused
-		ctx.print(json{{"device", self.devnode}, {"status", "reused"}, {"reason", reused}},
+		report(json{{"device", self.devnode}, {"status", "reused"}, {"reason", reused}},
 			  fmt::format("{}: not assembled automatically: it carries an old label of "
 				      "member {} of {} but was reused: {}; 'fxctl wipe {}' removes "
 				      "the old label, 'fxctl assemble --force {}' takes it back as "
@@ -528,7 +644,7 @@ int cmd_incremental(Ctx &ctx)
 		return exit_ok;
 	}
 	if (AutoDecision d = auto_assembly(pol, l); !d.allowed) {
-		ctx.print(json{{"device", self.devnode}, {"status", "not-auto"}, {"reason", d.why}},
+		report(json{{"device", self.devnode}, {"status", "not-auto"}, {"reason", d.why}},
 			  fmt::format("{}: member {} of {}: not auto-assembled on this host: {}; "
 				      "'fxctl assemble --import {}' takes it over, or allow it in "
 				      "{} (AUTO)\n",
@@ -537,19 +653,31 @@ int cmd_incremental(Ctx &ctx)
 		return exit_ok;
 	}
 	fs::create_directories(dir);
-	// One incremental at a time: with several members appearing together,
-	// exactly one of them sees the set complete and creates the volume.
-	RunLock lock(run_dir() / "lock");
+	// One incremental per volume at a time: with several members appearing
+	// together, exactly one of them sees the set complete and creates the
+	// volume (or, --defer, pulls in its unit); other volumes go on.
+	auto lock = volume_lock(l.volume_uuid);
 	// A create may have held the lock meanwhile (and wiped the labels when
 	// its CREATE failed): what counts is the label now.
 	Candidate now = read_candidate(self.devname, log);
 	if (!now.ml.label || now.ml.label->volume_uuid != l.volume_uuid) {
-		ctx.print(json{{"device", self.devnode}, {"status", "not-a-member"}},
+		report(json{{"device", self.devnode}, {"status", "not-a-member"}},
 			  fmt::format("{}: its label changed meanwhile; nothing to do\n",
 				      self.devnode));
 		return exit_ok;
 	}
 	write_record(dir / self.devname, l, self.devnode);
+	if (defer) {
+		bool complete = records_complete(dir, l.member_count, l.generation);
+		ctx.env.err << fmt::format("fxctl: {}: member {} of {} recorded{}\n", self.devnode,
+					   l.member_index, volume_object(l),
+					   complete ? "; every member is there: fxblk-assemble@" +
+							      label::uuid_to_string(l.volume_uuid) +
+							      ".service starts it"
+						    : "");
+		ctx.env.out << fmt::format("FXBLK_COMPLETE={}\n", complete ? 1 : 0);
+		return exit_ok;
+	}
 	Plan p = plan_volume(recorded_members(dir, l.volume_uuid, log));
 	if (only_missing(p)) {
 		std::string text = fmt::format("{}: member {} of {}; waiting: {}", self.devnode,

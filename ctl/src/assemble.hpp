@@ -5,6 +5,8 @@
 
 #include "command.hpp"
 
+#include <array>
+#include <cstdint>
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -12,7 +14,9 @@
 namespace fxctl {
 
 // Where `incremental` records the members it has seen: RUN_DIR/<uuid>/<disk>,
-// serialised by flock on RUN_DIR/lock. FXBLK_RUN_DIR overrides (tests).
+// serialised per volume by flock on RUN_DIR/<uuid>.lock (so a member that
+// stalls the assembly of its volume delays no other volume).
+// FXBLK_RUN_DIR overrides (tests).
 inline constexpr const char *default_run_dir = "/run/fxblk";
 std::filesystem::path run_dir();
 
@@ -29,11 +33,14 @@ private:
 	int fd_ = -1;
 };
 
-// The lock incremental holds, for create: held from before the labels are
-// written until the volume exists, so that udev's incremental (run for the
-// "change" events the label writes cause) finds the volume running instead
-// of creating it first. Best effort: none when RUN_DIR is not writable.
-std::unique_ptr<RunLock> try_assembly_lock();
+// The volume's lock (RUN_DIR/<uuid>.lock), held by incremental, assemble
+// and create. Create holds it from before the labels are written until the
+// volume exists, so that an incremental run for an event the label writes
+// cause finds the volume running instead of creating it first.
+// volume_lock throws Error naming the file; try_volume_lock is best effort
+// (none when RUN_DIR is not writable).
+std::unique_ptr<RunLock> volume_lock(const std::array<std::uint8_t, 16> &uuid);
+std::unique_ptr<RunLock> try_volume_lock(const std::array<std::uint8_t, 16> &uuid);
 
 void assemble_options(boost::program_options::options_description &,
 		      boost::program_options::options_description &hidden,

@@ -465,7 +465,7 @@ int cmd_create(Ctx &ctx)
 			io.erase_signatures(d.path);
 	// Until CREATE is done: udev's incremental must not assemble the
 	// volume from these labels first (assemble.hpp).
-	auto assembly_lock = try_assembly_lock();
+	auto assembly_lock = try_volume_lock(l.volume_uuid);
 	std::size_t written = 0;
 	auto unlabel = [&] {
 		for (std::size_t i = 0; i < written; i++) {
@@ -902,17 +902,23 @@ const Command commands[] = {
 	 "members appear again (an \"add\" event: connect, boot; not a \"change\" event). "
 	 "Refused while the volume is open (exit 4). --all stops every volume that is not "
 	 "open and reports the others.", stop_options, cmd_stop},
-	{"incremental", "incremental DEVICE", "Add one member as it appears (for udev).",
+	{"incremental", "incremental DEVICE | --defer DEVICE | --uuid UUID",
+	 "Add one member as it appears (for udev).",
 	 "Called by the udev rule when a block device carrying an fxblk label appears (an "
 	 "\"add\" event): records DEVICE under /run/fxblk/<volume uuid>/ and, once every "
 	 "member of its volume is there, assembles the volume. Says what it is waiting for "
-	 "until then. Nothing is recorded or started (exit 0, saying why) when fxblk.auto=0 "
-	 "is on the kernel command line, when DEVICE was reused (see assemble), or when the "
-	 "auto-assembly policy does not allow the volume on this host (by default: only "
-	 "volumes owned by this host, or without an owner). Safe to run concurrently for "
-	 "several members (one at a time under a lock on /run/fxblk/lock) and again (a "
-	 "running volume is reported, exit 0). A device without a label: nothing to do, "
-	 "exit 0. Refused like assemble (exit 1) for foreign, stale or duplicated members.",
+	 "until then. With systemd the rule runs 'incremental --defer DEVICE', which only "
+	 "records and prints FXBLK_COMPLETE=1 once the records show every member; the rule "
+	 "then pulls in fxblk-assemble@UUID.service, whose 'incremental --uuid UUID' "
+	 "starts the volume outside the udev worker. Nothing is recorded or started (exit "
+	 "0, saying why) when fxblk.auto=0 is on the kernel command line, when DEVICE was "
+	 "reused (see assemble), or when the auto-assembly policy does not allow the volume "
+	 "on this host (by default: only volumes owned by this host, or without an owner). "
+	 "Safe to run concurrently for several members (one at a time per volume, under a "
+	 "lock on /run/fxblk/<uuid>.lock: a member that stalls its volume's assembly delays "
+	 "no other volume) and again (a running volume is reported, exit 0). A device "
+	 "without a label: nothing to do, exit 0. Refused like assemble (exit 1) for "
+	 "foreign, stale or duplicated members.",
 	 incremental_options, cmd_incremental},
 	{"list", "list", "List all volumes with their state.",
 	 "List all volumes: disk, name, state (live, failing, gone), capacity, chunk, "
@@ -983,7 +989,10 @@ const Command commands[] = {
 	 "and RoCEv2 GIDs with the netdev MTU; loaded modules (fxblk, nvme_fabrics, "
 	 "nvme_rdma, RDMA drivers); /etc/nvme/hostnqn present, valid and not a shared "
 	 "default; each NVMe-oF controller's state, ctrl_loss_tmo and fast_io_fail_tmo "
-	 "and nvme_core multipath; each volume's member states and completeness. Every "
+	 "and nvme_core multipath; each volume's member states and completeness; every "
+	 "volume whose labelled members are present but that does not run, with the "
+	 "reason (stopped or failed, members missing, members that cannot be assembled, "
+	 "kept by the ownership policy). Every "
 	 "finding has a severity (error, warning, info), a message and a fix. With -o "
 	 "json: summary, findings and the facts. Exits 0 without error findings, 1 "
 	 "with.", doctor_options, cmd_doctor},

@@ -1,4 +1,7 @@
 #include "doctor.hpp"
+#include "assembly_plan.hpp"
+#include "ownership.hpp"
+#include "scan.hpp"
 
 #include "cli.hpp"
 #include "command.hpp"
@@ -13,6 +16,7 @@
 #include <filesystem>
 #include <fmt/format.h>
 #include <fstream>
+#include <sstream>
 #include <infiniband/verbs.h>
 #include <net/if.h>
 
@@ -272,11 +276,57 @@ std::vector<Finding> check_volumes(const DoctorFacts &f)
 	return out;
 }
 
+// Labelled members that did not assemble, with the reason (review: a
+// volume an admin expects after a boot and does not get). A volume the
+// policy keeps from starting by itself is as configured: info.
+std::vector<Finding> check_labels(const DoctorFacts &f)
+{
+	std::vector<Finding> out;
+	if (!f.labels_error.empty())
+		out.push_back(warning("labels",
+				      "cannot read the block devices for fxblk labels: " +
+					      f.labels_error,
+				      "run fxctl doctor as root"));
+	for (const auto &v : f.idle) {
+		std::string why;
+		for (const auto &p : v.problems)
+			why += (why.empty() ? "" : "; ") + p;
+		if (!v.problems.empty() && !v.only_missing)
+			out.push_back(error("labels",
+					    fmt::format("{}, not running, and cannot be assembled: {}",
+							v.summary, why),
+					    fmt::format("fix what is named ('fxctl examine DEV' shows a "
+							"member's label; a reused disk: 'fxctl assemble "
+							"--force {}' or 'fxctl wipe DEV'), then 'fxctl "
+							"assemble {}'", v.name, v.name)));
+		else if (v.only_missing)
+			out.push_back(warning("labels",
+					      fmt::format("{}, not running: {}", v.summary, why),
+					      "connect the missing members' subsystems ('fxctl "
+					      "connect-all'); the volume starts when the last appears"));
+		else if (!v.not_auto.empty())
+			out.push_back(info("labels",
+					   fmt::format("{}: every member present, not started by "
+						       "itself on this host ({}); 'fxctl assemble "
+						       "--import {}' takes it over",
+						       v.summary, v.not_auto, v.name)));
+		else
+			out.push_back(warning("labels",
+					      fmt::format("{}: every member present, but the volume "
+							  "is not running (stopped by an administrator, "
+							  "or its assembly failed: 'journalctl -u "
+							  "fxblk-assemble@{}' or udev's log says why)",
+							  v.summary, v.uuid),
+					      fmt::format("'fxctl assemble {}' starts it", v.name)));
+	}
+	return out;
+}
+
 std::vector<Finding> run_checks(const DoctorFacts &f)
 {
 	std::vector<Finding> out;
 	for (auto check : {check_rdma, check_modules, check_hostnqn, check_controllers,
-			   check_volumes}) {
+			   check_volumes, check_labels}) {
 		auto part = check(f);
 		out.insert(out.end(), part.begin(), part.end());
 	}
@@ -383,6 +433,38 @@ void collect_rdma(DoctorFacts &f)
 	}
 }
 
+// The labelled volumes on the block devices present that do not run (by
+// name: the kernel does not know a volume's UUID), each with its plan.
+void collect_idle(Env &env, DoctorFacts &f, bool verbose)
+{
+	try {
+		std::ostringstream quiet;
+		std::ostream &log = verbose ? env.err : quiet;
+		HostPolicy pol = env.host_policy();
+		for (const auto &[uuid, group] : group_by_volume(scan_members(log))) {
+			Plan p = plan_volume(group);
+			const label::Label &ref = p.reference;
+			bool running = f.volumes && std::any_of(f.volumes->begin(), f.volumes->end(),
+								[&](const Volume &v) {
+									return v.name == ref.volume_name;
+								});
+			if (running)
+				continue;
+			IdleVolume iv;
+			iv.name = ref.volume_name;
+			iv.uuid = label::uuid_to_string(ref.volume_uuid);
+			iv.summary = p.summary();
+			iv.problems = p.problems;
+			iv.only_missing = !p.missing.empty() && p.problems.size() == p.missing.size();
+			if (AutoDecision d = auto_assembly(pol, ref); !d.allowed)
+				iv.not_auto = d.why;
+			f.idle.push_back(std::move(iv));
+		}
+	} catch (const std::exception &e) {
+		f.labels_error = e.what();
+	}
+}
+
 }  // namespace
 
 DoctorFacts collect_doctor_facts(Env &env, bool verbose)
@@ -419,6 +501,7 @@ DoctorFacts collect_doctor_facts(Env &env, bool verbose)
 			f.volumes_error = e.what();
 		}
 	}
+	collect_idle(env, f, verbose);
 	return f;
 }
 

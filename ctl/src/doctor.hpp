@@ -40,6 +40,17 @@ struct RdmaDevice {
 	bool operator==(const RdmaDevice &) const = default;
 };
 
+// A volume whose labels are on block devices present here but that does
+// not run: what its assembly plan says (assembly_plan.hpp).
+struct IdleVolume {
+	std::string name, uuid;
+	std::string summary;                // Plan::summary(): "volume ... 3 of 4 present"
+	std::vector<std::string> problems;  // Plan::problems: why it cannot start
+	bool only_missing = false;          // every problem is a missing member
+	std::string not_auto;  // why the policy does not start it by itself; "" if it does
+	bool operator==(const IdleVolume &) const = default;
+};
+
 struct DoctorFacts {
 	std::vector<RdmaDevice> rdma;
 	std::string rdma_error;  // libibverbs could not list devices
@@ -53,11 +64,15 @@ struct DoctorFacts {
 	std::vector<Controller> controllers;
 	std::optional<std::vector<Volume>> volumes;  // absent: fxblk not loaded
 	std::string volumes_error;
+	// Labelled volumes present but not running (none running when fxblk
+	// is not loaded); labels_error: the block devices could not be read.
+	std::vector<IdleVolume> idle;
+	std::string labels_error;
 };
 
 struct Finding {
 	std::string severity;  // error, warning, info
-	std::string check;     // rdma, modules, hostnqn, controller, multipath, volume
+	std::string check;     // rdma, modules, hostnqn, controller, multipath, volume, labels
 	std::string message;
 	std::string fix;       // empty for info
 	bool operator==(const Finding &) const = default;
@@ -68,6 +83,7 @@ std::vector<Finding> check_modules(const DoctorFacts &f);
 std::vector<Finding> check_hostnqn(const DoctorFacts &f);
 std::vector<Finding> check_controllers(const DoctorFacts &f);
 std::vector<Finding> check_volumes(const DoctorFacts &f);
+std::vector<Finding> check_labels(const DoctorFacts &f);
 // All of the above, in that order.
 std::vector<Finding> run_checks(const DoctorFacts &f);
 

@@ -171,3 +171,44 @@ TEST_CASE("doctor command: JSON document and exit status")
 	CHECK(h.out.str().find("rdma: rxe0 port 1 active RoCEv2 GID ::ffff:10.0.0.1 (index 1) on "
 			       "dummy0, MTU 9000") != std::string::npos);
 }
+
+TEST_CASE("labels: members present for a volume that does not run, with the reason")
+{
+	DoctorFacts f = healthy();
+	CHECK(check_labels(f).empty());
+	// every member there, nothing wrong: stopped, or its assembly failed
+	f.idle = {{"kv0", "0f0f0f0f-0000-4000-8000-00000000b0b0",
+		   "volume \"kv0\" (0f0f0f0f-0000-4000-8000-00000000b0b0): 2 of 2 members present",
+		   {}, false, ""}};
+	auto out = check_labels(f);
+	REQUIRE(out.size() == 1);
+	CHECK(has(out, "warning", "every member present, but the volume is not running"));
+	CHECK(out[0].message.find("fxblk-assemble@0f0f0f0f-0000-4000-8000-00000000b0b0") !=
+	      std::string::npos);
+	CHECK(out[0].fix == "'fxctl assemble kv0' starts it");
+	CHECK(out[0].check == "labels");
+	// members missing: a warning naming them
+	f.idle[0].problems = {"member 1 is missing"};
+	f.idle[0].only_missing = true;
+	out = check_labels(f);
+	REQUIRE(out.size() == 1);
+	CHECK(has(out, "warning", "not running: member 1 is missing"));
+	CHECK(out[0].fix.find("connect-all") != std::string::npos);
+	// anything else: an error, so doctor exits 1
+	f.idle[0].problems = {"/dev/nvme1n1 (member 1) was reused: ext4 filesystem"};
+	f.idle[0].only_missing = false;
+	out = check_labels(f);
+	CHECK(has(out, "error", "cannot be assembled: /dev/nvme1n1 (member 1) was reused"));
+	CHECK(out[0].fix.find("assemble --force kv0") != std::string::npos);
+	// complete, but owned elsewhere: as configured, info only
+	f.idle[0].problems.clear();
+	f.idle[0].not_auto = "owned by host nqn.other";
+	out = check_labels(f);
+	CHECK(has(out, "info", "not started by itself on this host (owned by host nqn.other)"));
+	// unreadable devices: a warning, not silence
+	f.idle.clear();
+	f.labels_error = "Permission denied";
+	CHECK(has(check_labels(f), "warning", "cannot read the block devices for fxblk labels"));
+	// and run_checks includes the check
+	CHECK(has(run_checks(f), "warning", "cannot read the block devices"));
+}

@@ -120,6 +120,26 @@ fl_port_del() {
 	rmdir "$p" || fail "rmdir nvmet port $1"
 }
 
+# fl_stallable I: member I through a port of its own (port 2, service
+# 4421; reconnect every second for up to 600 s), so that fl_port_del 2 stalls
+# its I/O and fl_port_add 2 4421 I brings it back; sets FL_DEV.
+# fl_stallable_end I: (for the EXIT trap) the port back, every volume
+# removed (--force), member I disconnected and port 2 gone, as the lab's
+# teardown (which knows port 1 only) needs.
+fl_stallable() {
+	fl_port_add 2 4421 "$1"
+	fl_reconnect "$1" --svcid 4421 --reconnect-delay=1 --ctrl-loss-tmo=600
+}
+fl_stallable_end() {
+	local v
+	[ -d "$FL_NVMET/ports/2" ] || fl_port_add 2 4421 "$1"
+	for v in $(fxctl -o json list 2>/dev/null | jq -r '.volumes[].name'); do
+		fxctl remove --force "$v" >/dev/null 2>&1
+	done
+	nvme disconnect -n "$FL_NQN$1" >/dev/null 2>&1
+	fl_port_del 2
+}
+
 # fl_nullb I: configfs directory of member I's null_blk (target side)
 fl_nullb() { echo "$FL_NULLB/nullb$1"; }
 

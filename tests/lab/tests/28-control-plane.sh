@@ -22,15 +22,10 @@ CPID=
 cleanup() {
 	[ -d "$FL_NVMET/ports/2" ] || fl_port_add 2 4421 $I
 	[ -n "$CPID" ] && wait "$CPID" 2>/dev/null
-	for v in $(fxctl -o json list 2>/dev/null | jq -r '.volumes[].name'); do
-		fxctl remove "$v" >/dev/null 2>&1
-	done
-	nvme disconnect -n "$FL_NQN$I" >/dev/null 2>&1
-	fl_port_del 2
+	fl_stallable_end $I
 }
 trap cleanup EXIT
-fl_port_add 2 4421 $I
-fl_reconnect $I --svcid 4421 --reconnect-delay=1 --ctrl-loss-tmo=600
+fl_stallable $I
 M[I]=$FL_DEV
 ctrl=$(fl_ctrl $I) || fail "no controller for member $I"
 
