@@ -15,6 +15,7 @@
 #include <fstream>
 #include <streambuf>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace fxctl {
@@ -296,6 +297,35 @@ bool records_complete(const fs::path &dir, std::uint32_t count, std::uint64_t ge
 	return std::all_of(seen.begin(), seen.end(), [](bool b) { return b; });
 }
 
+// The plan of volume @uuid from the block devices present now: for a plan
+// made before its lock, when another fxctl (create, incremental) held the
+// lock meanwhile and may have written labels or started the volume.
+Plan replan(const Ctx &ctx, const VolumeUuid &uuid, bool force)
+{
+	auto groups = group_by_volume(scan_members(scan_log(ctx)));
+	auto it = groups.find(uuid);
+	if (it == groups.end()) {
+		Plan p;
+		p.problems.push_back("no member of the volume is present any more");
+		return p;
+	}
+	return plan_volume(it->second, {force});
+}
+
+// Takes the lock of @p's volume; when another fxctl held it first, @p is
+// made again from the devices present now (see replan).
+std::unique_ptr<RunLock> lock_plan(const Ctx &ctx, Plan &p, bool force)
+{
+	auto lock = try_volume_lock(p.reference.volume_uuid);
+	if (lock && lock->waited()) {
+		label::Label before = p.reference;
+		p = replan(ctx, before.volume_uuid, force);
+		if (p.ordered.empty() && p.missing.empty())
+			p.reference = before;  // gone: name it as it was
+	}
+	return lock;
+}
+
 }  // namespace
 
 std::filesystem::path run_dir()
@@ -306,18 +336,31 @@ std::filesystem::path run_dir()
 
 RunLock::RunLock(const std::filesystem::path &path)
 {
-	fd_ = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-	if (fd_ < 0)
-		throw Error(fmt::format("cannot open the lock file {}: {}", path.string(),
-					std::strerror(errno)),
-			    errno_error(errno));
-	while (flock(fd_, LOCK_EX) < 0) {
-		if (errno == EINTR)
-			continue;
-		int err = errno;
+	// forget_volume() unlinks a lock file while holding it: a lock taken
+	// on the unlinked file is no lock, so take it again on the new one
+	for (;;) {
+		fd_ = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+		if (fd_ < 0)
+			throw Error(fmt::format("cannot open the lock file {}: {}", path.string(),
+						std::strerror(errno)),
+				    errno_error(errno));
+		if (flock(fd_, LOCK_EX | LOCK_NB) < 0) {
+			waited_ = waited_ || errno == EWOULDBLOCK;
+			while (flock(fd_, LOCK_EX) < 0) {
+				if (errno == EINTR)
+					continue;
+				int err = errno;
+				close(fd_);
+				throw Error(fmt::format("cannot lock {}: {}", path.string(),
+							std::strerror(err)),
+					    errno_error(err));
+			}
+		}
+		struct stat held, now;
+		if (fstat(fd_, &held) == 0 && stat(path.c_str(), &now) == 0 &&
+		    held.st_dev == now.st_dev && held.st_ino == now.st_ino)
+			return;
 		close(fd_);
-		throw Error(fmt::format("cannot lock {}: {}", path.string(), std::strerror(err)),
-			    errno_error(err));
 	}
 }
 
@@ -330,6 +373,22 @@ std::unique_ptr<RunLock> volume_lock(const VolumeUuid &uuid)
 {
 	fs::create_directories(run_dir());
 	return std::make_unique<RunLock>(run_dir() / (label::uuid_to_string(uuid) + ".lock"));
+}
+
+void forget_volume(const VolumeUuid &uuid)
+{
+	std::string id = label::uuid_to_string(uuid);
+	fs::path lock_file = run_dir() / (id + ".lock");
+	std::error_code ec;
+	if (!fs::exists(lock_file, ec) && !fs::exists(run_dir() / id, ec))
+		return;
+	try {
+		RunLock lock(lock_file);
+		fs::remove_all(run_dir() / id, ec);
+		fs::remove(lock_file, ec);
+	} catch (const std::exception &) {
+		// best effort: what is left is a few bytes in /run until reboot
+	}
 }
 
 std::unique_ptr<RunLock> try_volume_lock(const VolumeUuid &uuid)
@@ -443,8 +502,8 @@ int cmd_assemble(Ctx &ctx)
 						"by its UUID:{}", target, ids),
 				    errno_error(EINVAL));
 		}
-		const Plan &p = *match.front();
-		auto lock = try_volume_lock(p.reference.volume_uuid);
+		Plan p = *match.front();
+		auto lock = lock_plan(ctx, p, force);
 		if (!p.ok())
 			refuse(p);
 		if (auto why = not_ours(pol, p.reference); !why.empty() && !import)
@@ -462,6 +521,7 @@ int cmd_assemble(Ctx &ctx)
 	std::string text;
 	int rc = exit_ok;
 	for (auto &p : plans) {
+		auto lock = lock_plan(ctx, p, force);
 		if (AutoDecision d = auto_assembly(pol, p.reference); !d.allowed) {
 			json doc = plan_doc(p, "skipped", nullptr);
 			doc["problems"].push_back("not auto-assembled on this host: " + d.why);
@@ -479,7 +539,6 @@ int cmd_assemble(Ctx &ctx)
 			continue;
 		}
 		try {
-			auto lock = try_volume_lock(p.reference.volume_uuid);
 			warn(ctx, p);
 			Outcome o = start(ctx, p);
 			docs.push_back(plan_doc(p, o.status, &o.volume));

@@ -21,16 +21,19 @@ inline constexpr const char *default_run_dir = "/run/fxblk";
 std::filesystem::path run_dir();
 
 // An exclusive flock on @path, held for the object's lifetime. Throws Error
-// naming the file.
+// naming the file. waited(): another process held it first (what was read
+// before taking it may be stale).
 class RunLock {
 public:
 	explicit RunLock(const std::filesystem::path &path);
 	~RunLock();
 	RunLock(const RunLock &) = delete;
 	RunLock &operator=(const RunLock &) = delete;
+	bool waited() const { return waited_; }
 
 private:
 	int fd_ = -1;
+	bool waited_ = false;
 };
 
 // The volume's lock (RUN_DIR/<uuid>.lock), held by incremental, assemble
@@ -41,6 +44,10 @@ private:
 // (none when RUN_DIR is not writable).
 std::unique_ptr<RunLock> volume_lock(const std::array<std::uint8_t, 16> &uuid);
 std::unique_ptr<RunLock> try_volume_lock(const std::array<std::uint8_t, 16> &uuid);
+// After a volume's labels are gone (remove, a create that failed): its lock
+// file and records under RUN_DIR are removed, under its lock, so that
+// /run does not keep a file per volume ever created. Best effort.
+void forget_volume(const std::array<std::uint8_t, 16> &uuid);
 
 void assemble_options(boost::program_options::options_description &,
 		      boost::program_options::options_description &hidden,

@@ -602,6 +602,7 @@ int cmd_wipe(Ctx &ctx)
 void unlabel_members(Ctx &ctx, const Volume &v)
 {
 	MemberIO &io = ctx.env.members();
+	std::optional<std::array<std::uint8_t, 16>> uuid;
 	for (const auto &m : v.members) {
 		std::string dev = "/dev/" + m.disk;
 		try {
@@ -610,6 +611,7 @@ void unlabel_members(Ctx &ctx, const Volume &v)
 			    ml.label->member_index != m.index)
 				continue;
 			io.wipe_label(dev);
+			uuid = ml.label->volume_uuid;
 			if (ctx.verbose)
 				ctx.env.err << fmt::format("fxctl: wiped the label of {} on {}\n",
 							   quote(v.name), dev);
@@ -618,6 +620,8 @@ void unlabel_members(Ctx &ctx, const Volume &v)
 						   quote(v.name), dev, e.what());
 		}
 	}
+	if (uuid)
+		forget_volume(*uuid);
 }
 
 int cmd_remove(Ctx &ctx)

@@ -19,6 +19,10 @@
 #   systemd itself starting the unit (the lab has no systemd).
 # - fxctl doctor warns about both volumes while they are stopped (labelled
 #   members present, volume not running, with the fix).
+# - assemble A waits for A's lock while another process holds it and wipes
+#   member 3's label meanwhile: assemble reads the members again and refuses
+#   (exit 3, member missing) instead of creating A over a disk that is no
+#   longer its member.
 # Break mode (the run must fail): break=global makes every incremental hold
 # one lock of all volumes (flock on /run/fxblk/lock around fxctl, through a
 # wrapper at /usr/sbin/fxctl), as fxctl did before: B does not assemble.
@@ -154,6 +158,21 @@ out=$(fxctl incremental --uuid 0f0f0f0f-0000-4000-8000-00000000b0b0 2>&1) ||
 	fail "incremental --uuid of a volume nothing recorded: $out"
 expect_match "$out" "no member recorded" "incremental --uuid of an unknown volume"
 fx_expect_fail --rc 2 --msg "not a volume UUID" fxctl incremental --uuid not-a-uuid
-fx_run fxctl remove A
 fx_run fxctl remove B
+
+log "assemble reads the members again when another fxctl held the volume's lock"
+fx_run fxctl stop A
+settle
+# the holder takes A's lock first, and while assemble waits for it, wipes
+# member 3's label (as a create or an import rewrites labels under it)
+flock "/run/fxblk/$UA.lock" sh -c "sleep 5; fxctl wipe --yes ${M[3]} >/dev/null 2>&1" &
+hp=$!
+sleep 1
+t0=$(fl_now)
+fx_expect_fail --rc 3 --msg "1 of 2 members" fxctl assemble A
+t1=$(fl_now)
+wait $hp || fail "the lock holder's wipe of ${M[3]} failed"
+awk -v a="$t0" -v b="$t1" 'BEGIN {exit !(b - a >= 2)}' ||
+	fail "assemble A returned after $(awk -v a="$t0" -v b="$t1" 'BEGIN {print b - a}') s: it did not wait for A's lock"
+expect_eq "$(running)" "" "volumes running after assemble A was refused"
 pass "B assembled while A's member stalled; with systemd, udev only recorded and one member per volume wanted fxblk-assemble@<uuid>.service, whose command started it"
