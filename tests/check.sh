@@ -452,6 +452,17 @@ if [ -z "${FXBLK_LAB_KERNELS:-}" ]; then
 			"no debug kernel in $CACHE: 'make kernel-debug' builds it (about 1 h once on 2 cores), then make check-full runs these on it"
 	fi
 fi
+# pool_add_debug NAME SCRIPT HEADER: queue SCRIPT on the debug kernel with
+# the options parse_header found in HEADER; a test that runs on 6.12 gets 3x
+# its timeout there (KASAN and lockdep make it 2-4x slower), a
+# tests/lab/debug script (kernels=debug) keeps its own
+pool_add_debug() {
+	local order to=
+	order=$(sed -n 's/.*timeout=\([0-9]*\).*/\1/p' <<< "$3")
+	[[ ,$kernels, != *,6.12,* ]] || to=$((3 * ${order:-600}))
+	pool_add "lab debug: $1" "${order:-600}" "$TOP/tests/lab/run" --no-build \
+		--kernel "$(kver debug)" "${opts[@]}" ${to:+--timeout $to} -- "$2"
+}
 LAB_SCRIPTS=("$TOP"/tests/lab/tests/*.sh)
 [ -z "${FXBLK_LAB_EXTRA_DIR:-}" ] || LAB_SCRIPTS+=("$TOP/$FXBLK_LAB_EXTRA_DIR"/*.sh)
 for script in "${LAB_SCRIPTS[@]}"; do
@@ -463,14 +474,9 @@ for script in "${LAB_SCRIPTS[@]}"; do
 		continue
 	fi
 	parse_header "$header"
-	# the debug kernel runs what 6.12 runs, with 3x the timeout (KASAN and
-	# lockdep make it 2-4x slower); tests/lab/debug headers name it themselves
-	to=
-	if [[ ,$kernels, == *,6.12,* ]]; then
-		kernels+=,${NEW_KERNELS// /,},debug
-		to=$(sed -n 's/.*timeout=\([0-9]*\).*/\1/p' <<< "$header")
-		to=$((3 * ${to:-600}))
-	fi
+	# the debug kernel runs what 6.12 runs (pool_add_debug); tests/lab/debug
+	# headers name it themselves
+	[[ ,$kernels, != *,6.12,* ]] || kernels+=,${NEW_KERNELS// /,},debug
 	for s in ${kernels//,/ }; do
 		if ! lab_kernel_ok "$s"; then
 			# the quick set runs it there (below): not a skip
@@ -496,29 +502,25 @@ for script in "${LAB_SCRIPTS[@]}"; do
 			skip_test "lab $s: $name" "runs on $quick by default; on $kernels in make check-full"
 			continue
 		fi
+		if [ "$s" = debug ]; then
+			pool_add_debug "$name" "$script" "$header"
+			continue
+		fi
 		# expected length for the pool's order: the header's timeout
 		order=$(sed -n 's/.*timeout=\([0-9]*\).*/\1/p' <<< "$header")
-		if [ "$s" = debug ]; then
-			pool_add "lab $s: $name" "${order:-600}" "$TOP/tests/lab/run" --no-build \
-				--kernel "$(kver debug)" "${opts[@]}" ${to:+--timeout $to} -- "$script"
-		else
-			pool_add "lab $s: $name" "${order:-600}" "$TOP/tests/lab/run" --no-build \
-				--kernel "$s" "${opts[@]}" -- "$script"
-		fi
+		pool_add "lab $s: $name" "${order:-600}" "$TOP/tests/lab/run" --no-build \
+			--kernel "$s" "${opts[@]}" -- "$script"
 	done
 done
 # The debug kernel's quick set (decided before the lab loop): its runs are
 # added after the loop, so that loop does not list them as skipped
-for script in "${DEBUG_QUICK[@]}"; do
-	header=$(sed -n 's/^# lab: *//p' "$TOP/$script" | head -n1)
-	[ "$DEBUG_QUICK_ON" = 1 ] || break
-	parse_header "$header"
-	to=$(sed -n 's/.*timeout=\([0-9]*\).*/\1/p' <<< "$header")
-	# a stock-kernel test's timeout x3 on the debug kernel, as above
-	[[ ,$kernels, != *,6.12,* ]] || to=$((3 * ${to:-600}))
-	pool_add "lab debug: $(basename "$script" .sh)" "${to:-600}" "$TOP/tests/lab/run" --no-build \
-		--kernel "$(kver debug)" "${opts[@]}" ${to:+--timeout $to} -- "$TOP/$script"
-done
+if [ "$DEBUG_QUICK_ON" = 1 ]; then
+	for script in "${DEBUG_QUICK[@]}"; do
+		header=$(sed -n 's/^# lab: *//p' "$TOP/$script" | head -n1)
+		parse_header "$header"
+		pool_add_debug "$(basename "$script" .sh)" "$TOP/$script" "$header"
+	done
+fi
 # Negative controls: a header line
 #   # lab-break: [on=KERNEL] [full] ARGS... ~ ERE
 # runs the test with ARGS (its break mode) on KERNEL (default: the first
