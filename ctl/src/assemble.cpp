@@ -47,12 +47,6 @@ std::string devnames(const std::vector<Candidate> &cands)
 	return s;
 }
 
-// Only members missing (more may come): the set is incomplete, not wrong.
-bool only_missing(const Plan &p)
-{
-	return !p.missing.empty() && p.problems.size() == p.missing.size();
-}
-
 std::string refusal(const Plan &p)
 {
 	std::string msg = fmt::format("cannot assemble {}: {}", volume_object(p.reference),
@@ -220,6 +214,20 @@ int run_plan(Ctx &ctx, Plan p, const std::optional<std::string> &rewrite_owner =
 	warn(ctx, p);
 	Outcome o = start(ctx, p, rewrite_owner);
 	ctx.print(plan_doc(p, o.status, &o.volume), outcome_text(p, o));
+	return exit_ok;
+}
+
+// The end of incremental: a set with only members missing waits (exit 0,
+// "<who>waiting: <summary>" and what is missing); anything else is refused
+// or started (run_plan).
+int wait_or_start(Ctx &ctx, const Plan &p, const std::string &who)
+{
+	if (!p.only_missing())
+		return run_plan(ctx, p);
+	std::string text = who + "waiting: " + p.summary();
+	for (const auto &why : p.problems)
+		text += "\n  " + why;
+	ctx.print(plan_doc(p, "waiting", nullptr), text + '\n');
 	return exit_ok;
 }
 
@@ -632,15 +640,7 @@ int incremental_start(Ctx &ctx, const std::string &arg)
 				      pol.conf_path));
 		return exit_ok;
 	}
-	if (only_missing(p)) {
-		std::string text = fmt::format("{}: waiting: {}", volume_object(p.reference),
-					       p.summary());
-		for (const auto &why : p.problems)
-			text += "\n  " + why;
-		ctx.print(plan_doc(p, "waiting", nullptr), text + '\n');
-		return exit_ok;
-	}
-	return run_plan(ctx, p);
+	return wait_or_start(ctx, p, volume_object(p.reference) + ": ");
 }
 
 int cmd_incremental(Ctx &ctx)
@@ -737,16 +737,9 @@ int cmd_incremental(Ctx &ctx)
 		ctx.env.out << fmt::format("FXBLK_COMPLETE={}\n", complete ? 1 : 0);
 		return exit_ok;
 	}
-	Plan p = plan_volume(recorded_members(dir, l.volume_uuid, log));
-	if (only_missing(p)) {
-		std::string text = fmt::format("{}: member {} of {}; waiting: {}", self.devnode,
-					       l.member_index, volume_object(l), p.summary());
-		for (const auto &why : p.problems)
-			text += "\n  " + why;
-		ctx.print(plan_doc(p, "waiting", nullptr), text + '\n');
-		return exit_ok;
-	}
-	return run_plan(ctx, p);
+	return wait_or_start(ctx, plan_volume(recorded_members(dir, l.volume_uuid, log)),
+			     fmt::format("{}: member {} of {}; ", self.devnode, l.member_index,
+					 volume_object(l)));
 }
 
 }  // namespace fxctl

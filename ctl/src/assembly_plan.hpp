@@ -65,6 +65,8 @@ struct Plan {
 	// Indices without a usable device (also described in problems).
 	std::vector<std::uint32_t> missing;
 	bool ok() const { return problems.empty(); }
+	// Only members missing (more may come): the set is incomplete, not wrong.
+	bool only_missing() const { return !missing.empty() && problems.size() == missing.size(); }
 	// "volume kv (uuid): 3 of 4 members present"
 	std::string summary() const;
 };

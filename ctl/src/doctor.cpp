@@ -455,7 +455,7 @@ void collect_idle(Env &env, DoctorFacts &f, bool verbose)
 			iv.uuid = label::uuid_to_string(ref.volume_uuid);
 			iv.summary = p.summary();
 			iv.problems = p.problems;
-			iv.only_missing = !p.missing.empty() && p.problems.size() == p.missing.size();
+			iv.only_missing = p.only_missing();
 			if (AutoDecision d = auto_assembly(pol, ref); !d.allowed)
 				iv.not_auto = d.why;
 			f.idle.push_back(std::move(iv));
