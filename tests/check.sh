@@ -211,7 +211,7 @@ pool_print() {	# results that are ready, in queue order
 		POOL_NEXT=$((POOL_NEXT + 1))
 	done
 }
-pool_run() {
+pool_run() {	# pool_run WHAT: runs the queue, then empties it
 	local i n=${#POOL_NAMES[@]}
 	[ "$n" -gt 0 ] || return 0
 	POOL=$LOGDIR/.pool
@@ -219,7 +219,7 @@ pool_run() {
 	mapfile -t POOL_QUEUE < <(for i in "${!POOL_NAMES[@]}"; do echo "${POOL_ORDER[$i]} $i"; done |
 		sort -s -k1,1nr | awk '{print $2}')
 	POOL_NEXT=0
-	echo "check: $n jobs (lab runs and self-tests, and tests that need no VM), $LAB_JOBS at a time (FXBLK_LAB_JOBS)"
+	echo "check: $n jobs ($1), $LAB_JOBS at a time (FXBLK_LAB_JOBS)"
 	trap 'kill $(jobs -p) 2>/dev/null; wait; exit 130' INT TERM
 	local started=0
 	for i in "${POOL_QUEUE[@]}"; do
@@ -240,6 +240,7 @@ pool_run() {
 	wait
 	trap - INT TERM
 	rm -rf "$POOL"
+	POOL_NAMES=() POOL_CMDS=() POOL_ORDER=()
 }
 
 if [ -f "$CACHE/kernels.env" ]; then
@@ -260,30 +261,6 @@ kver() {
 # ---- unit tests -----------------------------------------------------------
 # unit BUILDDIR LABEL [cmake args]: configure+build as one test, then one
 # test line per ctest entry.
-unit() {
-	local dir=$1 label=$2 log name rc
-	shift 2
-	want "unit $label" || return 0
-	build_tree() {
-		cmake -S "$TOP" -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@" &&
-			cmake --build "$dir" -j"$JOBS"
-	}
-	t "unit $label: build" build_tree "$@"
-	log=$(logname "unit $label: ctest")
-	(cd "$dir" && ctest --output-on-failure -j"$JOBS" --timeout 300) > "$log" 2>&1
-	rc=$?
-	local n=0
-	while read -r name status secs; do
-		n=$((n + 1))
-		if [ "$status" = Skipped ]; then
-			skip_test "unit $label: $name" "skipped by ctest (see $(basename "$log"))"
-			continue
-		fi
-		record "unit $label: $name" $([ "$status" = Passed ] && echo 0 || echo 1) "${secs%.*}" "$log"
-	done < <(sed -n 's/^ *[0-9]*\/[0-9]* Test *#[0-9]*: \([^ ]*\) [ .*]*\([A-Za-z]*\).* \([0-9.]*\) sec$/\1 \2 \3/p' "$log")
-	# no parsable result (build failed, ctest broke): one failure, not silence
-	[ $n -gt 0 ] || record "unit $label: ctest (exit $rc, no tests ran)" 1 0 "$log"
-}
 # pool_unit BUILDDIR LABEL [cmake args]: the same as a pool job, its results
 # as $POOL_LINES lines
 pool_unit() {
@@ -312,7 +289,11 @@ pool_unit() {
 	done < <(sed -n 's/^ *[0-9]*\/[0-9]* Test *#[0-9]*: \([^ ]*\) [ .*]*\([A-Za-z]*\).* \([0-9.]*\) sec$/\1 \2 \3/p' "$log") >> "$POOL_LINES"
 	[ $n -gt 0 ] || printf 'rec\t%s\t1\t0\t%s\n' "unit $label: ctest (exit $rc, no tests ran)" "$log" >> "$POOL_LINES"
 }
-unit "$TOP/build/ctl" ctl
+# ---- builds: the unit tree, the module on every kernel, style -------------
+# These run before the lab (it needs fxctl and fxblk.ko) as one pool of their
+# own: the unit build keeps both cores busy, a module build about one, so
+# together they take ~1 min less than one after the other.
+pool_add "unit ctl" 1000 pool_unit "$TOP/build/ctl" ctl
 # The sanitizer tree, the label fuzzer, dkms and the packages need no VM and
 # are not needed by the lab: they join its pool (below), where they fill
 # the CPU time the VMs leave idle.
@@ -343,7 +324,7 @@ for s in 5.10 6.1 6.12 $NEW_KERNELS; do
 		skip_test "module $s: build -Werror" "$NOT_READY"
 		continue
 	fi
-	t "module $s: build -Werror ($k)" module_build "$k"
+	pool_add "module $s: build -Werror ($k)" 500 module_build "$k"
 done
 # 32-bit kernels are refused with a message, by kmod/Makefile before the
 # probes and by kmod/Kbuild for a kbuild run without it (Debian 12's i386
@@ -365,7 +346,7 @@ refuses_32bit() {
 	grep -q 'Kbuild:.*fxblk: 32-bit kernels are not supported' <<< "$out" || { echo "kmod/Kbuild: no message"; return 1; }
 }
 if [ -n "${FXBLK_KVER_I386:-}" ] && [ -f "$CACHE/k/$FXBLK_KVER_I386/.done" ]; then
-	t "module i386: 32-bit refused with a message ($FXBLK_KVER_I386)" refuses_32bit "$FXBLK_KVER_I386"
+	pool_add "module i386: 32-bit refused with a message ($FXBLK_KVER_I386)" 100 refuses_32bit "$FXBLK_KVER_I386"
 else
 	skip_test "module i386: 32-bit refused with a message" "no i386 headers in $CACHE: run 'make deps' (scripts/fetch-foreign-headers.sh)"
 fi
@@ -377,7 +358,7 @@ module_build_arm64() {
 	modinfo -F vermagic "$TOP/build/kmod/$1/fxblk.ko" | grep -q "^$1 .*aarch64" || { echo "vermagic is not $1 aarch64"; return 1; }
 }
 if [ -n "${FXBLK_KVER_ARM64:-}" ] && [ -f "$CACHE/k/$FXBLK_KVER_ARM64/.done" ] && command -v aarch64-linux-gnu-gcc >/dev/null; then
-	t "module arm64: cross-build -Werror ($FXBLK_KVER_ARM64)" module_build_arm64 "$FXBLK_KVER_ARM64"
+	pool_add "module arm64: cross-build -Werror ($FXBLK_KVER_ARM64)" 500 module_build_arm64 "$FXBLK_KVER_ARM64"
 else
 	skip_test "module arm64: cross-build -Werror" "no arm64 headers or aarch64-linux-gnu-gcc: run 'make deps'"
 fi
@@ -391,9 +372,10 @@ checkpatch() {
 	done
 	return $bad
 }
-t "style: checkpatch kmod" checkpatch
+pool_add "style: checkpatch kmod" 200 checkpatch
 # README, docs/ and man pages cite no path outside the repository
-t "docs: no reference to a path outside the repository" bash "$TOP/tests/docs-check.sh"
+pool_add "docs: no reference to a path outside the repository" 100 bash "$TOP/tests/docs-check.sh"
+pool_run "builds and style checks"
 
 # ---- in the pool (no VM): ASan/UBSan unit tree, label fuzzer, dkms, packages
 # -O0 for the sanitizer tree: the same tests, a quarter of the compile time
@@ -619,7 +601,7 @@ pool_add "selftest: lab boots again after a stale int3 (TCG), not a real one" 60
 if printf '%s\n' "${POOL_NAMES[@]}" | grep -Eq '^(lab|selftest)'; then
 	FILTER= t "lab: build module + fxctl for the lab" lab_build
 fi
-pool_run
+pool_run "lab runs and self-tests, and tests that need no VM"
 
 # ---- summary --------------------------------------------------------------
 T=$((SECONDS - T_ALL))
