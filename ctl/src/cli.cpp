@@ -467,6 +467,9 @@ int cmd_create(Ctx &ctx)
 	// volume from these labels first (assemble.hpp).
 	auto assembly_lock = try_volume_lock(l.volume_uuid);
 	std::size_t written = 0;
+	// A failed create leaves nothing: its labels go, and with them the
+	// lock file (and any incremental records) of a volume that never was;
+	// the lock is released first, forget_volume takes it itself.
 	auto unlabel = [&] {
 		for (std::size_t i = 0; i < written; i++) {
 			try {
@@ -478,6 +481,8 @@ int cmd_create(Ctx &ctx)
 				ctx.env.err << "fxctl: warning: " << e.what() << '\n';
 			}
 		}
+		assembly_lock.reset();
+		forget_volume(l.volume_uuid);
 	};
 	try {
 		for (; written < devs.size(); written++) {

@@ -1,8 +1,10 @@
 // fxctl create's label handling and fxctl examine, against fake members.
+#include "assemble.hpp"
 #include "fakes.hpp"
 #include "label.hpp"
 
 #include <doctest/doctest.h>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <sys/stat.h>
 
@@ -154,6 +156,9 @@ TEST_CASE("create refuses a read-only or zoned member before writing any label")
 
 TEST_CASE("create wipes the labels it wrote when CREATE or a write fails")
 {
+	// the fake's new volume UUID: its lock file in the run dir (FXBLK_RUN_DIR)
+	const auto lock_file = fxctl::run_dir() / "0f1e2d3c-4b5a-4978-8796-a5b4c3d2e1f0.lock";
+	std::filesystem::remove(lock_file);
 	Harness h;
 	h.members.persist = true;
 	h.state.fail_create = KernelError(EINVAL, "member 1 (nvme1n1): zoned", "create");
@@ -161,6 +166,7 @@ TEST_CASE("create wipes the labels it wrote when CREATE or a write fails")
 	CHECK(h.members.writes == four);
 	CHECK(h.members.wipes == four);
 	CHECK(h.members.written.empty());
+	CHECK_FALSE(std::filesystem::exists(lock_file));  // nor a lock of a volume that never was
 
 	// A label meanwhile replaced by another create's is not ours to wipe.
 	Harness o;
@@ -178,6 +184,7 @@ TEST_CASE("create wipes the labels it wrote when CREATE or a write fails")
 	CHECK(has(w.err.str(), "cannot write the label of /dev/nvme2n1"));
 	CHECK(w.members.wipes == std::vector<std::string>{"/dev/nvme0n1", "/dev/nvme1n1"});
 	CHECK(w.state.creates.empty());
+	CHECK_FALSE(std::filesystem::exists(lock_file));
 
 	Harness m;
 	m.module_loaded = false;

@@ -322,6 +322,11 @@ fx_expect_fail --rc 2 fxctl create t14x --chunk 3K "${M[0]}" "${M[1]}"
 fx_expect_fail --rc 2 fxctl create t14x --chunk 32M "${M[0]}" "${M[1]}"
 fx_expect_fail --rc 2 fxctl frobnicate
 [ "$(nvols)" = 0 ] || fail "volumes left: $(fxctl list)"
+# every create the kernel refused took its volume's lock file (and records)
+# in /run/fxblk with it, as every remove did: nothing is left of volumes
+# that never were or are gone
+left=$(ls /run/fxblk 2>/dev/null)
+[ -z "$left" ] || fail "left in /run/fxblk with no volume: $(echo $left)"
 fx_dmesg_clean_since start
 trap - EXIT
 pass "error paths"
