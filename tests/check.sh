@@ -259,10 +259,9 @@ kver() {
 }
 
 # ---- unit tests -----------------------------------------------------------
-# unit BUILDDIR LABEL [cmake args]: configure+build as one test, then one
-# test line per ctest entry.
-# pool_unit BUILDDIR LABEL [cmake args]: the same as a pool job, its results
-# as $POOL_LINES lines
+# pool_unit BUILDDIR LABEL [cmake args]: a pool job that configures and builds
+# the tree (one test), then runs ctest (one test per ctest entry); its
+# results go to $POOL_LINES, one line each
 pool_unit() {
 	local dir=$1 label=$2 log name rc t0 n=0 status secs
 	shift 2
@@ -399,14 +398,16 @@ lab_kernel_ok() { [[ ,$LAB_KERNELS, == *,$1,* ]]; }
 # First collect the runs (name, kernel, options), so that module + tools are
 # built once for all of them instead of by every run.
 # parse_header HEADER: a "# lab:" line's words into kernels, quick and opts
-# (every other key=value becomes --key value, a bare word --word)
+# (every other key=value becomes --key value, a bare word --word); timeout
+# is also kept by itself (the run's expected length orders the pool)
 parse_header() {
 	local kv
-	kernels= quick= opts=()
+	kernels= quick= timeout= opts=()
 	for kv in $1; do
 		case $kv in
 		kernels=*) kernels=${kv#kernels=} ;;
 		quick=*) quick=${kv#quick=} ;;
+		timeout=*) timeout=${kv#timeout=}; opts+=(--timeout "$timeout") ;;
 		*=*) opts+=("--${kv%%=*}" "${kv#*=}") ;;
 		*) opts+=("--$kv") ;;
 		esac
@@ -434,15 +435,14 @@ if [ -z "${FXBLK_LAB_KERNELS:-}" ]; then
 			"no debug kernel in $CACHE: 'make kernel-debug' builds it (about 1 h once on 2 cores), then make check-full runs these on it"
 	fi
 fi
-# pool_add_debug NAME SCRIPT HEADER: queue SCRIPT on the debug kernel with
-# the options parse_header found in HEADER; a test that runs on 6.12 gets 3x
+# pool_add_debug NAME SCRIPT: queue SCRIPT on the debug kernel with the
+# options parse_header found in its header; a test that runs on 6.12 gets 3x
 # its timeout there (KASAN and lockdep make it 2-4x slower), a
 # tests/lab/debug script (kernels=debug) keeps its own
 pool_add_debug() {
-	local order to=
-	order=$(sed -n 's/.*timeout=\([0-9]*\).*/\1/p' <<< "$3")
-	[[ ,$kernels, != *,6.12,* ]] || to=$((3 * ${order:-600}))
-	pool_add "lab debug: $1" "${order:-600}" "$TOP/tests/lab/run" --no-build \
+	local to=
+	[[ ,$kernels, != *,6.12,* ]] || to=$((3 * ${timeout:-600}))
+	pool_add "lab debug: $1" "${timeout:-600}" "$TOP/tests/lab/run" --no-build \
 		--kernel "$(kver debug)" "${opts[@]}" ${to:+--timeout $to} -- "$2"
 }
 LAB_SCRIPTS=("$TOP"/tests/lab/tests/*.sh)
@@ -485,12 +485,11 @@ for script in "${LAB_SCRIPTS[@]}"; do
 			continue
 		fi
 		if [ "$s" = debug ]; then
-			pool_add_debug "$name" "$script" "$header"
+			pool_add_debug "$name" "$script"
 			continue
 		fi
 		# expected length for the pool's order: the header's timeout
-		order=$(sed -n 's/.*timeout=\([0-9]*\).*/\1/p' <<< "$header")
-		pool_add "lab $s: $name" "${order:-600}" "$TOP/tests/lab/run" --no-build \
+		pool_add "lab $s: $name" "${timeout:-600}" "$TOP/tests/lab/run" --no-build \
 			--kernel "$s" "${opts[@]}" -- "$script"
 	done
 done
@@ -500,7 +499,7 @@ if [ "$DEBUG_QUICK_ON" = 1 ]; then
 	for script in "${DEBUG_QUICK[@]}"; do
 		header=$(sed -n 's/^# lab: *//p' "$TOP/$script" | head -n1)
 		parse_header "$header"
-		pool_add_debug "$(basename "$script" .sh)" "$TOP/$script" "$header"
+		pool_add_debug "$(basename "$script" .sh)" "$TOP/$script"
 	done
 fi
 # Negative controls: a header line
@@ -558,8 +557,7 @@ for script in "${LAB_SCRIPTS[@]}"; do
 			skip_test "$cname" "kernel $on not in FXBLK_LAB_KERNELS=$LAB_KERNELS"
 			continue
 		fi
-		order=$(sed -n 's/.*timeout=\([0-9]*\).*/\1/p' <<< "$header")
-		pool_add "$cname" "${order:-600}" control_run "$ere" "$TOP/tests/lab/run" --no-build \
+		pool_add "$cname" "${timeout:-600}" control_run "$ere" "$TOP/tests/lab/run" --no-build \
 			--kernel "$on" "${opts[@]}" -- "$script" "${cargs[@]}"
 	done < <(sed -n 's/^# lab-break: *//p' "$script")
 done
