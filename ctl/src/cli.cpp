@@ -470,7 +470,7 @@ int cmd_create(Ctx &ctx)
 	// A failed create leaves nothing: its labels go, and with them the
 	// lock file (and any incremental records) of a volume that never was;
 	// the lock is released first, forget_volume takes it itself.
-	auto unlabel = [&] {
+	auto undo = [&] {
 		for (std::size_t i = 0; i < written; i++) {
 			try {
 				auto ml = io.read_label(devs[i].path);
@@ -490,7 +490,7 @@ int cmd_create(Ctx &ctx)
 			io.write_label(devs[written].path, l);
 		}
 	} catch (...) {
-		unlabel();
+		undo();
 		throw;
 	}
 	if (ctx.verbose)
@@ -502,10 +502,10 @@ int cmd_create(Ctx &ctx)
 	try {
 		v = c->create(req);
 	} catch (const KernelError &e) {
-		unlabel();
+		undo();
 		fail(e, "create", "create", quote(name));
 	} catch (...) {
-		unlabel();
+		undo();
 		throw;
 	}
 	wait_for_link(ctx, io, name);
