@@ -94,6 +94,7 @@ static void fxblk_peer_provider_put(const struct fxblk_peer_ops *ops)
 static bool fxblk_peer_vendor_slot(const struct fxblk_peer_ops *ops)
 {
 	return ops && ops->owner && ops->pin && ops->unpin &&
+	       !ops->map == !ops->unmap &&
 	       (ops->id == FXBLK_PEER_PROV_ROCM ||
 		ops->id == FXBLK_PEER_PROV_ASCEND);
 }
@@ -207,10 +208,70 @@ static u64 fxblk_peer_pages_of(u64 len)
 }
 
 /* Once, in process context, with no I/O on the range left. */
+/* One ->map of a registration: for @dev, which it holds. */
+struct fxblk_peer_map {
+	struct list_head node;		/* in reg->maps */
+	struct device *dev;
+	struct sg_table *sgt;
+	void *cookie;
+};
+
+struct sg_table *fxblk_peer_reg_dma(struct fxblk_peer_reg *reg,
+				    struct device *dev)
+{
+	struct fxblk_peer_map *map;
+	struct sg_table *sgt;
+	int ret;
+
+	if (!reg->ops->map)
+		return ERR_PTR(-EOPNOTSUPP);
+	mutex_lock(&reg->map_lock);
+	list_for_each_entry(map, &reg->maps, node)
+		if (map->dev == dev)
+			goto found;
+	map = kzalloc(sizeof(*map), GFP_KERNEL);
+	if (!map) {
+		ret = -ENOMEM;
+		goto out_err;
+	}
+	ret = reg->ops->map(reg, dev, &map->sgt, &map->cookie);
+	if (ret) {
+		kfree(map);
+		goto out_err;
+	}
+	/* ->unmap needs the device after a NIC driver let go of it */
+	map->dev = get_device(dev);
+	list_add(&map->node, &reg->maps);
+found:
+	sgt = map->sgt;
+	mutex_unlock(&reg->map_lock);
+	return sgt;
+
+out_err:
+	mutex_unlock(&reg->map_lock);
+	return ERR_PTR(ret);
+}
+
+/* Before ->unpin: no RW holds @reg in service any more. */
+static void fxblk_peer_unmap_all(struct fxblk_peer_reg *reg)
+{
+	struct fxblk_peer_map *map, *tmp;
+
+	mutex_lock(&reg->map_lock);
+	list_for_each_entry_safe(map, tmp, &reg->maps, node) {
+		list_del(&map->node);
+		reg->ops->unmap(reg, map->cookie);
+		put_device(map->dev);
+		kfree(map);
+	}
+	mutex_unlock(&reg->map_lock);
+}
+
 static void fxblk_peer_unpin(struct fxblk_peer_reg *reg)
 {
 	mutex_lock(&reg->pin_lock);
 	if (reg->pinned) {
+		fxblk_peer_unmap_all(reg);
 		reg->ops->unpin(reg);
 		account_locked_vm(reg->ctx->mm, fxblk_peer_pages_of(reg->len),
 				  false);
@@ -348,6 +409,8 @@ static void fxblk_peer_fill_provider(const struct fxblk_peer_ops *ops,
 		strscpy(p->reason, ops->not_direct, sizeof(p->reason));
 	else
 		p->flags |= FXBLK_PEER_F_DIRECT;
+	if (ops->map)
+		p->flags |= FXBLK_PEER_F_PEERQ;
 }
 
 /* Slot @id as PROVIDERS reports it: its provider, or why it is empty. */
@@ -451,6 +514,8 @@ static struct fxblk_peer_reg *fxblk_peer_reg_alloc(struct fxblk_peer_ctx *ctx,
 	atomic_set(&reg->inflight, 0);
 	mutex_init(&reg->pin_lock);
 	INIT_WORK(&reg->revoke_work, fxblk_peer_revoke_work);
+	mutex_init(&reg->map_lock);
+	INIT_LIST_HEAD(&reg->maps);
 	return reg;
 }
 
@@ -482,6 +547,8 @@ static int fxblk_peer_pin(struct fxblk_peer_reg *reg, u32 id)
 		strscpy(reg->reason, ops->not_direct, sizeof(reg->reason));
 	else
 		reg->caps |= FXBLK_PEER_F_DIRECT;
+	if (ops->map)
+		reg->caps |= FXBLK_PEER_F_PEERQ;
 	reg->pinned = true;
 	atomic64_add(reg->len, &fxblk_peer_pinned[id]);
 	return 0;
@@ -936,7 +1003,10 @@ static int fxblk_peer_check_reg(const struct fxblk_peer_reg *reg,
 	/* Racy, so fxblk_peer_start() checks again; first for its errno. */
 	if (READ_ONCE(reg->revoked))
 		return -ENXIO;
-	if (!(reg->caps & FXBLK_PEER_F_DIRECT))
+	/* DMA-only memory moves only over peer queues, synchronously */
+	if (!(reg->caps & FXBLK_PEER_F_DIRECT) &&
+	    (!(reg->caps & FXBLK_PEER_F_PEERQ) ||
+	     a->flags & FXBLK_PEER_RW_ASYNC))
 		return -EREMOTEIO;
 	if (a->op == FXBLK_PEER_OP_READ &&
 	    reg->reg_flags & FXBLK_PEER_REG_READONLY)
@@ -1070,14 +1140,19 @@ static int fxblk_peer_ioc_rw(struct fxblk_peer_ctx *ctx, void __user *argp)
 		goto out_async;
 	}
 	/*
-	 * A synchronous RW of pinned pages goes over fxblk's own NVMe-oF
-	 * queues to the members when the volume has them (fxblk_peerq.c);
-	 * -EOPNOTSUPP: it does not, the bios below carry it.
+	 * A synchronous RW of pinned pages or of DMA-only memory a provider
+	 * maps for NICs goes over fxblk's own NVMe-oF queues to the members
+	 * when the volume has them (fxblk_peerq.c); -EOPNOTSUPP: it does
+	 * not, the bios below carry the pages, and DMA-only memory is
+	 * refused as without peer queues.
 	 */
-	if (!io->async && reg->pages) {
-		ret = fxblk_peerq_rw(bdev, reg->pages, reg->first_off + a.buf_off,
+	if (!io->async && (reg->pages || reg->caps & FXBLK_PEER_F_PEERQ)) {
+		ret = fxblk_peerq_rw(bdev, reg, reg->pages ?
+				     reg->first_off + a.buf_off : a.buf_off,
 				     a.dev_off, a.len,
 				     a.op == FXBLK_PEER_OP_WRITE);
+		if (ret == -EOPNOTSUPP && !reg->pages)
+			ret = -EREMOTEIO;
 		if (ret != -EOPNOTSUPP) {
 			fxblk_peer_stop(reg);
 			kfree(io);

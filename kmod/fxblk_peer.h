@@ -27,6 +27,8 @@
 
 #include "fxblk_probes.h"
 
+struct device;
+struct sg_table;
 struct fxblk_peer_ctx;
 
 /* A registration: one handle of one context. */
@@ -62,6 +64,14 @@ struct fxblk_peer_reg {
 	bool pinned;
 	struct work_struct revoke_work;
 	char reason[FXBLK_PEER_REASON_LEN];
+
+	/*
+	 * DMA-only memory mapped for peer-queue NICs by ->map, one entry
+	 * (struct fxblk_peer_map) per DMA device, made by the first RW that
+	 * needs it, ->unmap()ed before ->unpin.
+	 */
+	struct mutex map_lock;
+	struct list_head maps;
 };
 
 /*
@@ -86,6 +96,17 @@ struct fxblk_peer_ops {
 	int (*probe)(char *why, size_t len);
 	int (*pin)(struct fxblk_peer_reg *reg);
 	void (*unpin)(struct fxblk_peer_reg *reg);
+	/*
+	 * DMA-only memory (optional, both or neither): map the whole pinned
+	 * range for @dev, the DMA device of the RDMA NIC that will move it
+	 * (fxblk_peerq.c), as the vendor maps for an importer; *@sgt: its DMA
+	 * segments in order (for_each_sgtable_dma_sg), *@cookie: given back to
+	 * ->unmap. Process context, while the range is pinned; ->unmap runs
+	 * once per map, after all I/O on it and before ->unpin.
+	 */
+	int (*map)(struct fxblk_peer_reg *reg, struct device *dev,
+		   struct sg_table **sgt, void **cookie);
+	void (*unmap)(struct fxblk_peer_reg *reg, void *cookie);
 };
 
 extern const struct fxblk_peer_ops fxblk_peer_host_ops;
@@ -102,11 +123,20 @@ void fxblk_peer_unregister_provider(const struct fxblk_peer_ops *ops);
 /* Why DMA-address-only memory takes the staged path. */
 #define FXBLK_PEER_NOT_DIRECT_DMA \
 	"direct: no - the in-kernel nvme-rdma host cannot take DMA-address-only memory; libfxio stages it"
+/* ... unless a provider with ->map meets a volume with peer queues. */
+#define FXBLK_PEER_NOT_DIRECT_PEERQ \
+	"direct: only over fxblk's peer queues (peer_queues=1, NVMe-oF/RDMA members); libfxio stages it elsewhere"
 
 /* Vendor callback: the memory of @reg goes away. Any context. */
 void fxblk_peer_revoke(void *reg);
 /* The device DMA-address-only memory is mapped for (see fxblk_peer.c). */
 struct device *fxblk_peer_dma_dev(void);
+/*
+ * The DMA segments of @reg's memory for @dev (->map, once per device), or
+ * an ERR_PTR. For an RW that holds @reg in service (reg->inflight).
+ */
+struct sg_table *fxblk_peer_reg_dma(struct fxblk_peer_reg *reg,
+				    struct device *dev);
 
 int fxblk_peer_init(void);
 void fxblk_peer_exit(void);

@@ -3,9 +3,12 @@
  * fxblk_rocm.ko: peer-memory provider "rocm", AMD GPU memory through
  * amdkfd's amd_rdma interface (amdkfd_query_rdma_interface()), which only
  * amdgpu-dkms (ROCK-Kernel-Driver) has; upstream amdgpu has none. It yields
- * an sg_table of DMA addresses and no struct pages, so the memory is
- * pinned, counted and (v1) revocable here but staged by libfxio
- * (FXBLK_PEER_IOC_RW: EREMOTEIO).
+ * an sg_table of DMA addresses and no struct pages, so the memory cannot
+ * go into a bio: the block path refuses it (FXBLK_PEER_IOC_RW: EREMOTEIO)
+ * and libfxio stages it. With v2, whose get_pages() maps for a device we
+ * name, fxblk's peer queues (fxblk_peerq.c) move it: ->map asks kfd for a
+ * mapping for each member's RDMA NIC, as an RDMA driver's peer-memory
+ * client does, and the NIC reads and writes the VRAM itself.
  *
  * The interface has no run-time version: the API major comes from the
  * vendor's drm/amd_rdma.h this module is built against, and v1 and v2
@@ -202,15 +205,82 @@ static void fxblk_rocm_unpin(struct fxblk_peer_reg *reg)
 	fxblk_rocm_free(p);
 }
 
+#if FXBLK_AMD_RDMA_API == 2
+/* One more get_pages() of a pinned range, mapped for a NIC's device. */
+struct fxblk_rocm_map {
+	struct amd_p2p_info *info;
+	struct fxblk_peer_reg *reg;
+};
+
+/* v2 never calls it (see the top); were a later kfd to, revoke. */
+static void fxblk_rocm_map_callback(void *priv)
+{
+	struct fxblk_rocm_map *m = priv;
+
+	fxblk_peer_revoke(m->reg);
+}
+
+/*
+ * kfd_peerdirect.c rdma_get_pages() pins the BO and maps it for @dev
+ * (amdgpu_amdkfd_gpuvm_pin_bo(), amdgpu_amdkfd_gpuvm_get_sg_table(...,
+ * dma_dev)), which is what a NIC needs to reach the VRAM: P2P through the
+ * PCIe switch or root complex, the IOMMU in between if there is one.
+ */
+static int fxblk_rocm_map(struct fxblk_peer_reg *reg, struct device *dev,
+			  struct sg_table **sgt, void **cookie)
+{
+	struct fxblk_rocm_pin *p = reg->priv;
+	struct fxblk_rocm_map *m;
+	int ret;
+
+	m = kzalloc(sizeof(*m), GFP_KERNEL);
+	if (!m)
+		return -ENOMEM;
+	m->reg = reg;
+	ret = fxblk_rocm_rdma->get_pages(reg->addr, reg->len, p->pid, dev,
+					 &m->info, fxblk_rocm_map_callback, m);
+	/* 0 without an info: the BO went (v2's amd_acquire() found none) */
+	if (!ret && !m->info)
+		ret = -EFAULT;
+	if (!ret && (!m->info->pages || m->info->size < reg->len)) {
+		fxblk_rocm_rdma->put_pages(&m->info);
+		ret = -EIO;
+	}
+	if (ret) {
+		kfree(m);
+		return ret;
+	}
+	*sgt = m->info->pages;
+	*cookie = m;
+	return 0;
+}
+
+static void fxblk_rocm_unmap(struct fxblk_peer_reg *reg, void *cookie)
+{
+	struct fxblk_rocm_map *m = cookie;
+	int ret = fxblk_rocm_rdma->put_pages(&m->info);
+
+	if (ret)
+		pr_warn_ratelimited("fxblk_rocm: amd_rdma put_pages of a NIC mapping: %d\n",
+				    ret);
+	kfree(m);
+}
+#endif
+
 static const struct fxblk_peer_ops fxblk_rocm_ops = {
 	.name = "rocm",
 	.owner = THIS_MODULE,
 	.id = FXBLK_PEER_PROV_ROCM,
 	.caps = FXBLK_PEER_F_DMA_ONLY |
 		(FXBLK_AMD_RDMA_API == 1 ? FXBLK_PEER_F_REVOCABLE : 0),
-	.not_direct = FXBLK_PEER_NOT_DIRECT_DMA,
+	.not_direct = FXBLK_AMD_RDMA_API == 2 ? FXBLK_PEER_NOT_DIRECT_PEERQ :
+						FXBLK_PEER_NOT_DIRECT_DMA,
 	.pin = fxblk_rocm_pin,
 	.unpin = fxblk_rocm_unpin,
+#if FXBLK_AMD_RDMA_API == 2
+	.map = fxblk_rocm_map,
+	.unmap = fxblk_rocm_unmap,
+#endif
 };
 
 static int __init fxblk_rocm_check(void)

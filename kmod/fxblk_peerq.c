@@ -53,6 +53,7 @@
 #include <rdma/rdma_cm.h>
 
 #include "fxblk.h"
+#include "fxblk_peer.h"
 #include "fxblk_peerq.h"
 
 #define FXBLK_PEERQ_DEPTH	32	/* entries of each queue, NVME_AQ_DEPTH */
@@ -70,6 +71,21 @@ static bool fxblk_peerq_enabled;
 module_param_named(peer_queues, fxblk_peerq_enabled, bool, 0644);
 MODULE_PARM_DESC(peer_queues,
 		 "Peer RW over fxblk's own NVMe-oF/RDMA queues to nvme-rdma members (lab only; default: off)");
+
+/*
+ * A software RDMA device (rxe, siw: ib_uses_virt_dma()) moves data with
+ * the CPU through kernel virtual addresses, so it cannot reach device
+ * memory and DMA-only memory is never mapped for it: such RWs are
+ * refused (EREMOTEIO, staged). The lab's fake providers (tests/peer/) hand
+ * out, for a device without a DMA mask, the kernel virtual addresses of
+ * their host "device memory", which rxe can use; this parameter lets
+ * fxblk ask them, passing the ib_device's own struct device. Never set it
+ * with a real vendor driver: its dma_map_*() of such a device fails.
+ */
+static bool fxblk_peerq_virt_dma;
+module_param_named(peer_virt_dma, fxblk_peerq_virt_dma, bool, 0644);
+MODULE_PARM_DESC(peer_virt_dma,
+		 "Lab only: map DMA-only peer memory for software RDMA devices (only test providers can; default: off)");
 
 /*
  * rdma_cm private data of a connect request (NVMe/RDMA transport binding;
@@ -103,7 +119,8 @@ struct fxblk_peerq_cmd {
 	struct scatterlist *sgl;	/* the data, while @mapped */
 	int nents;
 	enum dma_data_direction dir;
-	bool mapped;
+	bool mapped;			/* @mr registered for @sgl */
+	bool unmap_sg;			/* @sgl was DMA-mapped here */
 	bool posted;			/* a stop must fail it; q->lock */
 	refcount_t ref;			/* SEND + response (+ LOCAL_INV) */
 	u16 status;			/* CQE status >> 1, or ABORTED */
@@ -187,6 +204,7 @@ struct fxblk_peerq_ctrl {
 	atomic64_t ios[2];		/* completed Read, Write */
 	atomic64_t bytes[2];
 	atomic64_t errors;
+	atomic64_t dma_bytes;		/* of bytes[]: DMA-only memory */
 };
 
 static struct workqueue_struct *fxblk_peerq_wq;
@@ -388,7 +406,8 @@ static void fxblk_peerq_unmap(struct fxblk_peerq_cmd *cmd)
 {
 	if (!cmd->mapped)
 		return;
-	ib_dma_unmap_sg(cmd->q->ibdev, cmd->sgl, cmd->nents, cmd->dir);
+	if (cmd->unmap_sg)
+		ib_dma_unmap_sg(cmd->q->ibdev, cmd->sgl, cmd->nents, cmd->dir);
 	cmd->mapped = false;
 }
 
@@ -573,11 +592,13 @@ static void fxblk_peerq_put_le(u8 *p, u32 v, unsigned int bytes)
 
 /*
  * Register @len bytes of @sgl for the target (drivers/nvme/host/rdma.c
- * nvme_rdma_map_sg_fr(), 4 KiB MR pages), or a null keyed SGL.
+ * nvme_rdma_map_sg_fr(), 4 KiB MR pages), or a null keyed SGL. @sgl holds
+ * pages to map for the queue's device, or (@dma) DMA segments a provider
+ * already mapped for it.
  */
 static int fxblk_peerq_map(struct fxblk_peerq_cmd *cmd,
-			   struct scatterlist *sgl, int nents, u32 len,
-			   enum dma_data_direction dir)
+			   struct scatterlist *sgl, int nents, bool dma,
+			   u32 len, enum dma_data_direction dir)
 {
 	struct nvme_keyed_sgl_desc *ksgl = &cmd->sqe->common.dptr.ksgl;
 	struct fxblk_peerq_queue *q = cmd->q;
@@ -587,18 +608,20 @@ static int fxblk_peerq_map(struct fxblk_peerq_cmd *cmd,
 	ksgl->type = NVME_KEY_SGL_FMT_DATA_DESC << 4;
 	if (!nents)
 		return 0;
-	count = ib_dma_map_sg(q->ibdev, sgl, nents, dir);
+	count = dma ? nents : ib_dma_map_sg(q->ibdev, sgl, nents, dir);
 	if (count <= 0)
 		return -EIO;
 	nr = ib_map_mr_sg(cmd->mr, sgl, count, NULL, SZ_4K);
 	if (nr != count || cmd->mr->length != len) {
-		ib_dma_unmap_sg(q->ibdev, sgl, nents, dir);
+		if (!dma)
+			ib_dma_unmap_sg(q->ibdev, sgl, nents, dir);
 		return nr < 0 ? nr : -EINVAL;
 	}
 	cmd->sgl = sgl;
 	cmd->nents = nents;
 	cmd->dir = dir;
 	cmd->mapped = true;
+	cmd->unmap_sg = !dma;
 	ib_update_fast_reg_key(cmd->mr, ib_inc_rkey(cmd->mr->rkey));
 	memset(&cmd->reg_wr, 0, sizeof(cmd->reg_wr));
 	cmd->reg_cqe.done = fxblk_peerq_reg_done;
@@ -652,14 +675,15 @@ static int fxblk_peerq_post(struct fxblk_peerq_cmd *cmd)
 }
 
 /*
- * Send @c on @q with @nents entries of @sgl (@len bytes) as its data; @done
- * is called once, from the completion (softirq) or a stop, with the NVMe
- * status (FXBLK_PEERQ_ABORTED when stopped). Sleeps for a slot.
+ * Send @c on @q with @nents entries of @sgl (@len bytes; @dma: DMA segments
+ * mapped for @q's device, else pages) as its data; @done is called once,
+ * from the completion (softirq) or a stop, with the NVMe status
+ * (FXBLK_PEERQ_ABORTED when stopped). Sleeps for a slot.
  */
 static int fxblk_peerq_issue(struct fxblk_peerq_queue *q,
 			     const struct nvme_command *c,
-			     struct scatterlist *sgl, int nents, u32 len,
-			     enum dma_data_direction dir,
+			     struct scatterlist *sgl, int nents, bool dma,
+			     u32 len, enum dma_data_direction dir,
 			     void (*done)(void *, u16,
 					  const union nvme_result *),
 			     void *priv)
@@ -678,7 +702,7 @@ static int fxblk_peerq_issue(struct fxblk_peerq_queue *q,
 	cmd->status = 0;
 	memset(&cmd->result, 0, sizeof(cmd->result));
 	refcount_set(&cmd->ref, 2);
-	ret = fxblk_peerq_map(cmd, sgl, nents, len, dir);
+	ret = fxblk_peerq_map(cmd, sgl, nents, dma, len, dir);
 	if (!ret)
 		ret = fxblk_peerq_post(cmd);
 	if (ret)
@@ -717,8 +741,8 @@ static int fxblk_peerq_sync(struct fxblk_peerq_queue *q,
 	init_completion(&w.done);
 	if (len)
 		sg_init_one(&sg, buf, len);
-	ret = fxblk_peerq_issue(q, c, len ? &sg : NULL, len ? 1 : 0, len, dir,
-				fxblk_peerq_wait_done, &w);
+	ret = fxblk_peerq_issue(q, c, len ? &sg : NULL, len ? 1 : 0, false,
+				len, dir, fxblk_peerq_wait_done, &w);
 	if (ret)
 		return ret;
 	if (!wait_for_completion_timeout(&w.done, FXBLK_PEERQ_CMD_TIMEOUT)) {
@@ -1103,7 +1127,7 @@ static void fxblk_peerq_ka_work(struct work_struct *work)
 	if (READ_ONCE(ctrl->closing) || !READ_ONCE(ctrl->admin.live))
 		return;
 	c.common.opcode = nvme_admin_keep_alive;
-	if (!fxblk_peerq_issue(&ctrl->admin, &c, NULL, 0, 0, DMA_NONE,
+	if (!fxblk_peerq_issue(&ctrl->admin, &c, NULL, 0, false, 0, DMA_NONE,
 			       fxblk_peerq_ka_done, ctrl))
 		atomic64_inc(&ctrl->ka_sent);
 	queue_delayed_work(fxblk_peerq_wq, &ctrl->ka_work,
@@ -1473,6 +1497,7 @@ struct fxblk_peerq_piece {
 	struct sg_table sgt;
 	u32 bytes;
 	bool write;
+	bool dma;			/* DMA-only memory */
 };
 
 static void fxblk_peerq_batch_put(struct fxblk_peerq_batch *b)
@@ -1500,19 +1525,90 @@ static void fxblk_peerq_piece_done(void *priv, u16 status,
 	} else {
 		atomic64_inc(&p->ctrl->ios[p->write]);
 		atomic64_add(p->bytes, &p->ctrl->bytes[p->write]);
+		if (p->dma)
+			atomic64_add(p->bytes, &p->ctrl->dma_bytes);
 	}
 	sg_free_table(&p->sgt);
 	kfree(p);
 	fxblk_peerq_batch_put(b);
 }
 
+/*
+ * The device a provider maps DMA-only memory for, to be moved by @ibdev:
+ * its DMA device; for a software device (virtual DMA) only in the lab
+ * (peer_virt_dma, see there), else NULL: it cannot reach device memory.
+ */
+static struct device *fxblk_peerq_dma_dev(struct ib_device *ibdev)
+{
+	if (!ib_uses_virt_dma(ibdev))
+		return ibdev->dma_device;
+	return READ_ONCE(fxblk_peerq_virt_dma) ? &ibdev->dev : NULL;
+}
+
+/*
+ * Walk [@pos, @pos + @bytes) of the DMA segments of @src; fill @d (if not
+ * NULL) with its pieces. The number of pieces, 0 if @src is shorter.
+ */
+static unsigned int fxblk_peerq_dma_walk(struct sg_table *src, u64 pos,
+					 u32 bytes, struct scatterlist *d)
+{
+	struct scatterlist *sg;
+	unsigned int i, n = 0;
+	u32 take;
+
+	for_each_sgtable_dma_sg(src, sg, i) {
+		if (pos >= sg_dma_len(sg)) {
+			pos -= sg_dma_len(sg);
+			continue;
+		}
+		take = min_t(u64, sg_dma_len(sg) - pos, bytes);
+		if (d) {
+			sg_dma_address(d) = sg_dma_address(sg) + pos;
+			sg_dma_len(d) = take;
+			d = sg_next(d);
+		}
+		n++;
+		bytes -= take;
+		pos = 0;
+		if (!bytes)
+			return n;
+	}
+	return 0;
+}
+
+/* @sgt: the piece [@pos, @pos + @bytes) of @reg's memory for @ctrl's NIC. */
+static int fxblk_peerq_piece_sg(struct fxblk_peerq_ctrl *ctrl,
+				struct fxblk_peer_reg *reg, u64 pos,
+				u32 bytes, struct sg_table *sgt)
+{
+	unsigned int off = offset_in_page(pos), n;
+	struct sg_table *dma;
+	int ret;
+
+	if (reg->pages)
+		return sg_alloc_table_from_pages(sgt,
+						 reg->pages + (pos >> PAGE_SHIFT),
+						 DIV_ROUND_UP(off + bytes, PAGE_SIZE),
+						 off, bytes, GFP_KERNEL);
+	/* mapped by fxblk_peerq_vol_map() before the first piece */
+	dma = fxblk_peer_reg_dma(reg, fxblk_peerq_dma_dev(ctrl->io.ibdev));
+	if (IS_ERR(dma))
+		return PTR_ERR(dma);
+	n = fxblk_peerq_dma_walk(dma, pos, bytes, NULL);
+	if (!n)
+		return -EINVAL;
+	ret = sg_alloc_table(sgt, n, GFP_KERNEL);
+	if (!ret)
+		fxblk_peerq_dma_walk(dma, pos, bytes, sgt->sgl);
+	return ret;
+}
+
 /* One NVMe Read/Write of @bytes at member sector @msector of @m. */
 static int fxblk_peerq_piece(struct fxblk_peerq_batch *b,
-			     struct fxblk_member *m, struct page **pages,
+			     struct fxblk_member *m, struct fxblk_peer_reg *reg,
 			     u64 pos, u64 msector, u32 bytes, bool write)
 {
 	struct fxblk_peerq_ctrl *ctrl = m->peerq;
-	unsigned int off = offset_in_page(pos);
 	u64 lba = ((m->data_offset + msector) << SECTOR_SHIFT) >>
 		  ctrl->lbs_shift;
 	struct fxblk_peerq_piece *p;
@@ -1526,9 +1622,8 @@ static int fxblk_peerq_piece(struct fxblk_peerq_batch *b,
 	p->ctrl = ctrl;
 	p->bytes = bytes;
 	p->write = write;
-	ret = sg_alloc_table_from_pages(&p->sgt, pages + (pos >> PAGE_SHIFT),
-					DIV_ROUND_UP(off + bytes, PAGE_SIZE),
-					off, bytes, GFP_KERNEL);
+	p->dma = !reg->pages;
+	ret = fxblk_peerq_piece_sg(ctrl, reg, pos, bytes, &p->sgt);
 	if (ret) {
 		kfree(p);
 		return ret;
@@ -1539,7 +1634,8 @@ static int fxblk_peerq_piece(struct fxblk_peerq_batch *b,
 	c.rw.length = cpu_to_le16((bytes >> ctrl->lbs_shift) - 1);
 	atomic_inc(&b->pending);
 	ret = fxblk_peerq_issue(&ctrl->io, &c, p->sgt.sgl, p->sgt.orig_nents,
-				bytes, write ? DMA_TO_DEVICE : DMA_FROM_DEVICE,
+				!reg->pages, bytes,
+				write ? DMA_TO_DEVICE : DMA_FROM_DEVICE,
 				fxblk_peerq_piece_done, p);
 	if (ret) {
 		atomic_dec(&b->pending);
@@ -1551,8 +1647,9 @@ static int fxblk_peerq_piece(struct fxblk_peerq_batch *b,
 
 /* Pieces of at most one chunk and one command's size, as the stripe maps. */
 static int fxblk_peerq_submit(struct fxblk_volume *vol,
-			      struct fxblk_peerq_batch *b, struct page **pages,
-			      u64 pos, u64 dev_off, u64 len, bool write)
+			      struct fxblk_peerq_batch *b,
+			      struct fxblk_peer_reg *reg, u64 pos, u64 dev_off,
+			      u64 len, bool write)
 {
 	sector_t sector = dev_off >> SECTOR_SHIFT;
 	u64 ms, n;
@@ -1567,7 +1664,7 @@ static int fxblk_peerq_submit(struct fxblk_volume *vol,
 		n = fxblk_sectors_to_boundary(&vol->geom, sector) <<
 		    SECTOR_SHIFT;
 		n = min3(n, len, (u64)m->peerq->max_bytes);
-		ret = fxblk_peerq_piece(b, m, pages, pos, ms, n, write);
+		ret = fxblk_peerq_piece(b, m, reg, pos, ms, n, write);
 		pos += n;
 		sector += n >> SECTOR_SHIFT;
 		len -= n;
@@ -1575,8 +1672,43 @@ static int fxblk_peerq_submit(struct fxblk_volume *vol,
 	return ret;
 }
 
-int fxblk_peerq_rw(struct block_device *bdev, struct page **pages, u64 pos,
-		   u64 dev_off, u64 len, bool write)
+/*
+ * DMA-only memory: mapped for the NIC of every member before any piece is
+ * sent, so that an RW that cannot go this way moves nothing.
+ */
+static int fxblk_peerq_vol_map(struct fxblk_volume *vol,
+			       struct fxblk_peer_reg *reg)
+{
+	struct fxblk_peerq_ctrl *ctrl;
+	struct sg_table *sgt;
+	struct device *dev;
+	unsigned int i;
+
+	for (i = 0; i < vol->nr_members; i++) {
+		ctrl = vol->members[i].peerq;
+		dev = fxblk_peerq_dma_dev(ctrl->io.ibdev);
+		if (!dev) {
+			pr_info_ratelimited("%s: member %u: %s is a software RDMA device: it cannot move %s memory (staged)\n",
+					    vol->disk->disk_name, i,
+					    dev_name(&ctrl->io.ibdev->dev),
+					    reg->ops->name);
+			return -EOPNOTSUPP;
+		}
+		sgt = fxblk_peer_reg_dma(reg, dev);
+		if (IS_ERR(sgt)) {
+			pr_info_ratelimited("%s: member %u: %s memory not mapped for %s: %ld (staged)\n",
+					    vol->disk->disk_name, i,
+					    reg->ops->name,
+					    dev_name(&ctrl->io.ibdev->dev),
+					    PTR_ERR(sgt));
+			return -EOPNOTSUPP;
+		}
+	}
+	return 0;
+}
+
+int fxblk_peerq_rw(struct block_device *bdev, struct fxblk_peer_reg *reg,
+		   u64 pos, u64 dev_off, u64 len, bool write)
 {
 	struct fxblk_volume *vol = bdev->bd_disk->private_data;
 	struct fxblk_peerq_batch b;
@@ -1591,10 +1723,17 @@ int fxblk_peerq_rw(struct block_device *bdev, struct page **pages, u64 pos,
 	ret = fxblk_peerq_vol_get(vol);
 	if (ret)
 		goto out_ref;
+	if (!reg->pages) {
+		ret = fxblk_peerq_vol_map(vol, reg);
+		if (ret) {
+			up_read(&vol->peerq_sem);
+			goto out_ref;
+		}
+	}
 	atomic_set(&b.pending, 1);
 	b.error = 0;
 	init_completion(&b.done);
-	ret = fxblk_peerq_submit(vol, &b, pages, pos, dev_off, len, write);
+	ret = fxblk_peerq_submit(vol, &b, reg, pos, dev_off, len, write);
 	fxblk_peerq_batch_put(&b);
 	if (!wait_for_completion_timeout(&b.done, FXBLK_PEERQ_CMD_TIMEOUT)) {
 		/* the memory stays pinned until nothing can reach it */
@@ -1631,7 +1770,7 @@ static void fxblk_peerq_show_member(struct seq_file *s,
 		seq_puts(s, " state=none\n");
 		return;
 	}
-	seq_printf(s, " state=%s kctrl=%s traddr=%s trsvcid=%s subsysnqn=%s nsid=%u cntlid=%u mdts=%u sgls=0x%x keyed_sgl=%d max_bytes=%u depth=%u keep_alives=%lld reads=%lld read_bytes=%lld writes=%lld write_bytes=%lld errors=%lld why=%s\n",
+	seq_printf(s, " state=%s kctrl=%s traddr=%s trsvcid=%s subsysnqn=%s nsid=%u cntlid=%u mdts=%u sgls=0x%x keyed_sgl=%d max_bytes=%u depth=%u keep_alives=%lld reads=%lld read_bytes=%lld writes=%lld write_bytes=%lld errors=%lld dma_bytes=%lld why=%s\n",
 		   fxblk_peerq_state_name[c->state],
 		   c->kctrl[0] ? c->kctrl : "-", c->traddr, c->trsvcid,
 		   c->subsysnqn, c->nsid, c->cntlid, c->mdts, c->sgls,
@@ -1641,7 +1780,8 @@ static void fxblk_peerq_show_member(struct seq_file *s,
 		   (s64)atomic64_read(&c->bytes[0]),
 		   (s64)atomic64_read(&c->ios[1]),
 		   (s64)atomic64_read(&c->bytes[1]),
-		   (s64)atomic64_read(&c->errors), c->why);
+		   (s64)atomic64_read(&c->errors),
+		   (s64)atomic64_read(&c->dma_bytes), c->why);
 }
 
 /* /sys/kernel/debug/fxblk/peerq: one line per member of every volume. */

@@ -14,7 +14,7 @@
 
 struct fxblk_volume;
 struct block_device;
-struct page;
+struct fxblk_peer_reg;
 
 #ifdef FXBLK_PEERQ
 int fxblk_peerq_init(void);
@@ -22,13 +22,15 @@ void fxblk_peerq_exit(void);		/* before the volumes go */
 void fxblk_peerq_exit_late(void);	/* after */
 void fxblk_peerq_vol_close(struct fxblk_volume *vol);
 /*
- * Move @len bytes between the pages (@pos: byte offset into @pages) and
- * [@dev_off, @dev_off + @len) of the fxN disk @bdev over the peer queues.
- * -EOPNOTSUPP: not for this disk now (peer_queues off, a member not
- * nvme-rdma or its queue not up): the caller takes the block path.
+ * Move @len bytes between @reg's memory (@pos: byte offset into its pages,
+ * or into its DMA-only range) and [@dev_off, @dev_off + @len) of the fxN
+ * disk @bdev over the peer queues. -EOPNOTSUPP: not for this disk now
+ * (peer_queues off, a member not nvme-rdma or its queue not up, DMA-only
+ * memory that cannot be mapped for a member's NIC): the caller takes the
+ * block path, or refuses DMA-only memory.
  */
-int fxblk_peerq_rw(struct block_device *bdev, struct page **pages, u64 pos,
-		   u64 dev_off, u64 len, bool write);
+int fxblk_peerq_rw(struct block_device *bdev, struct fxblk_peer_reg *reg,
+		   u64 pos, u64 dev_off, u64 len, bool write);
 #else
 static inline int fxblk_peerq_init(void)
 {
@@ -48,8 +50,8 @@ static inline void fxblk_peerq_vol_close(struct fxblk_volume *vol)
 }
 
 static inline int fxblk_peerq_rw(struct block_device *bdev,
-				 struct page **pages, u64 pos, u64 dev_off,
-				 u64 len, bool write)
+				 struct fxblk_peer_reg *reg, u64 pos,
+				 u64 dev_off, u64 len, bool write)
 {
 	return -EOPNOTSUPP;
 }

@@ -35,6 +35,8 @@
  *                                        through its callback (v2: EINVAL)
  *   cat .../pins  .../callbacks  .../double_frees    pins held now, free
  *                                        callbacks made, puts of freed pins
+ *   cat .../virt_maps                    pins mapped for a virtual-DMA
+ *                                        device (fake_virt_dma())
  */
 #define FAKE_NAME "fake_amdkfd"
 #include <linux/dma-mapping.h>
@@ -84,6 +86,7 @@ static LIST_HEAD(fake_teardown);	/* v1: pins of exited owners */
 static void fake_teardown_fn(struct work_struct *work);
 static DECLARE_DELAYED_WORK(fake_teardown_work, fake_teardown_fn);
 static unsigned int fake_nr_pins, fake_nr_callbacks, fake_nr_double_frees;
+static unsigned int fake_nr_virt_maps;
 
 static struct mm_struct *fake_pid_mm(struct pid *pid)
 {
@@ -119,15 +122,40 @@ static struct fake_region *fake_lookup(uint64_t addr, uint64_t len,
 	return r;
 }
 
+/*
+ * The lab's one concession (issue 20): a device without a DMA mask, which
+ * the real dma_map_sgtable() refuses (WARN, kernel/dma/mapping.c), is what
+ * fxblk passes for a software RDMA device (rxe: ib_uses_virt_dma(), only
+ * with fxblk.peer_virt_dma=1). kfd maps VRAM for a NIC's PCI device; rxe
+ * takes kernel virtual addresses as DMA addresses (ib_virt_dma_to_page()),
+ * so for it the fake hands out those of its host "VRAM" pages, which is
+ * what rxe would reach by DMA if it had any.
+ */
+static bool fake_virt_dma(struct device *dev)
+{
+	return dev && !dev->dma_mask;
+}
+
 static int fake_map(struct fake_pin *p, uint64_t addr, uint64_t len)
 {
 	unsigned long first = (addr - p->region->start) >> PAGE_SHIFT;
+	struct scatterlist *sg;
+	unsigned int i;
 	int ret;
 
 	ret = sg_alloc_table_from_pages(&p->sgt, p->region->pages + first,
 					len >> PAGE_SHIFT, 0, len, GFP_KERNEL);
 	if (ret || !p->dma_dev)
 		return ret;
+	if (fake_virt_dma(p->dma_dev)) {
+		for_each_sgtable_sg(&p->sgt, sg, i) {
+			sg_dma_address(sg) = (dma_addr_t)(uintptr_t)sg_virt(sg);
+			sg_dma_len(sg) = sg->length;
+		}
+		p->sgt.nents = p->sgt.orig_nents;
+		fake_nr_virt_maps++;
+		return 0;
+	}
 	ret = dma_map_sgtable(p->dma_dev, &p->sgt, DMA_BIDIRECTIONAL, 0);
 	if (ret)
 		sg_free_table(&p->sgt);
@@ -136,7 +164,7 @@ static int fake_map(struct fake_pin *p, uint64_t addr, uint64_t len)
 
 static void fake_unmap(struct fake_pin *p)
 {
-	if (p->dma_dev)
+	if (p->dma_dev && !fake_virt_dma(p->dma_dev))
 		dma_unmap_sgtable(p->dma_dev, &p->sgt, DMA_BIDIRECTIONAL, 0);
 	sg_free_table(&p->sgt);
 	fake_region_put(p->region);
@@ -369,6 +397,8 @@ module_param_cb(callbacks, &fake_count_ops, &fake_nr_callbacks, 0444);
 MODULE_PARM_DESC(callbacks, "Free callbacks made");
 module_param_cb(double_frees, &fake_count_ops, &fake_nr_double_frees, 0444);
 MODULE_PARM_DESC(double_frees, "put_pages calls on pins freed after their callback");
+module_param_cb(virt_maps, &fake_count_ops, &fake_nr_virt_maps, 0444);
+MODULE_PARM_DESC(virt_maps, "v2 pins mapped for a virtual-DMA device (kernel virtual addresses)");
 
 static int __init fake_init(void)
 {

@@ -23,14 +23,19 @@
  *                                        nvme-pci), EREMOTEIO with RDMADEV
  *   peer-test memlock                    (unprivileged) RLIMIT_MEMLOCK
  *   peer-test use-fd FD HANDLE           (exec'd by host) use a foreign ctx
- *   peer-test rwfile read|write DEV BUF_OFF DEV_OFF LEN FILE
+ *   peer-test rwfile read|write DEV BUF_OFF DEV_OFF LEN FILE [MEM]
  *                                        one synchronous RW of LEN bytes at
- *                                        BUF_OFF of a fresh host registration
+ *                                        BUF_OFF of a fresh registration
  *                                        and DEV_OFF of DEV: FILE is written
  *                                        from the buffer (read) or read into
  *                                        it (write); the bytes around the
  *                                        range must stay untouched
- *                                        (44-peer-queue.sh)
+ *                                        (44-peer-queue.sh). MEM: host
+ *                                        (default); rocm: fake amd_rdma v2
+ *                                        memory (PEERQ flag required, an
+ *                                        async RW refused); rocm-refused:
+ *                                        the same, the RW must fail with
+ *                                        EREMOTEIO and move nothing
  *
  * DEV is /dev/fxN striped with 64 KiB chunks over at least 2 members.
  */
@@ -686,14 +691,22 @@ static void expect_fake(const char *mod, const char *name,
 	good("%s: %s %s = %lu", what, mod, name, got);
 }
 
-static void expect_dma_only(const struct fxblk_peer_register *r, uint32_t id)
+/*
+ * DMA addresses only: never DIRECT; PEERQ (moved over fxblk's peer queues)
+ * exactly when the provider maps for NICs (@peerq: amd_rdma v2).
+ */
+static void expect_dma_only(const struct fxblk_peer_register *r, uint32_t id,
+			    int peerq)
 {
 	if (r->provider != id || !(r->out_flags & FXBLK_PEER_F_DMA_ONLY) ||
 	    (r->out_flags & FXBLK_PEER_F_DIRECT) ||
-	    !strstr(r->reason, "direct: no"))
+	    !(r->out_flags & FXBLK_PEER_F_PEERQ) != !peerq ||
+	    !strstr(r->reason, peerq ? "direct: only over fxblk's peer queues" :
+		    "direct: no"))
 		fail("registration: provider %u (want %u) flags 0x%x reason '%s'",
 		     r->provider, id, r->out_flags, r->reason);
-	good("provider %u: DMA addresses only, reason '%s'", id, r->reason);
+	good("provider %u: DMA addresses only, %s, reason '%s'", id,
+	     peerq ? "peer queues can move it" : "staged", r->reason);
 }
 
 /* The handle turns REVOKED and lets go of its pins (the revoke work). */
@@ -863,7 +876,7 @@ static int cmd_gpu(const char *which, const char *path)
 	fill(vram, g.len, 3);
 	expect(reg(ctl, 0, 0, (uintptr_t)vram, g.len, &r), 0,
 	       "REGISTER fake device memory (AUTO)");
-	expect_dma_only(&r, g.id);
+	expect_dma_only(&r, g.id, g.api == 2);
 	if (r.page_size != g.page)
 		fail("page size %" PRIu64 ", the vendor's is %zu",
 		     (uint64_t)r.page_size, g.page);
@@ -976,7 +989,7 @@ static int cmd_dmabuf(const char *path)
 	expect(reg_dmabuf(ctl, buf, 64 * KiB, 512 * KiB, &r), 0,
 	       "REGISTER 512 KiB at 64 KiB of a udmabuf (AUTO)");
 	dmabuf_not_attached();
-	expect_dma_only(&r, FXBLK_PEER_PROV_DMABUF);
+	expect_dma_only(&r, FXBLK_PEER_PROV_DMABUF, 0);
 	if (r.out_flags & FXBLK_PEER_F_REVOCABLE)
 		fail("dma-buf handle revocable (flags 0x%x): not attached, nothing calls back",
 		     r.out_flags);
@@ -1343,38 +1356,63 @@ static void file_io(const char *path, void *p, size_t n, int out)
 }
 
 static int cmd_rwfile(const char *op, const char *path, uint64_t buf_off,
-		      uint64_t dev_off, uint64_t len, const char *file)
+		      uint64_t dev_off, uint64_t len, const char *file,
+		      const char *mem)
 {
 	int write_op = !strcmp(op, "write");
 	uint64_t size = (buf_off + len + 8191) & ~4095ULL, i;
 	int ctl = open_ctl();
 	int dev = open(path, (write_op ? O_RDWR : O_RDONLY) | O_CLOEXEC);
-	unsigned char *buf = alloc_buf(size);
+	int rocm = !strncmp(mem, "rocm", 4), refused = !strcmp(mem, "rocm-refused");
+	uint32_t opc = write_op ? FXBLK_PEER_OP_WRITE : FXBLK_PEER_OP_READ;
+	unsigned char *buf;
 	struct fxblk_peer_register r;
 
 	if (!write_op && strcmp(op, "read"))
 		fail("rwfile: op '%s' is neither read nor write", op);
+	if (strcmp(mem, "host") && strcmp(mem, "rocm") && !refused)
+		fail("rwfile: memory '%s' is not host, rocm or rocm-refused", mem);
 	if (dev < 0)
 		fail("open %s: %s", path, strerror(errno));
+	buf = rocm ? map_fake("fake_amdkfd", size, 4096) : alloc_buf(size);
 	memset(buf, 0xa5, size);
 	if (write_op)
 		file_io(file, buf + buf_off, len, 0);
-	expect(reg(ctl, FXBLK_PEER_PROV_HOST, 0, (uintptr_t)buf, size, &r), 0,
-	       "REGISTER host memory");
-	if (rw(ctl, r.handle, write_op ? FXBLK_PEER_OP_WRITE :
-	       FXBLK_PEER_OP_READ, dev, buf_off, dev_off, len))
+	expect(reg(ctl, rocm ? FXBLK_PEER_PROV_ROCM : FXBLK_PEER_PROV_HOST, 0,
+		   (uintptr_t)buf, size, &r), 0,
+	       rocm ? "REGISTER fake ROCm memory" : "REGISTER host memory");
+	if (rocm) {
+		expect_dma_only(&r, FXBLK_PEER_PROV_ROCM, 1);
+		struct fxblk_peer_rw a = rw_args(r.handle, opc, dev, buf_off,
+						 dev_off, len);
+
+		a.flags = FXBLK_PEER_RW_ASYNC;
+		expect(ioctl(ctl, FXBLK_PEER_IOC_RW, &a), EREMOTEIO,
+		       "asynchronous RW of DMA-only memory");
+	}
+	if (refused) {
+		expect(rw(ctl, r.handle, opc, dev, buf_off, dev_off, len),
+		       EREMOTEIO, "RW of DMA-only memory here");
+	} else if (rw(ctl, r.handle, opc, dev, buf_off, dev_off, len)) {
 		fail("RW %s of %" PRIu64 " bytes at %" PRIu64 " (buffer +%"
 		     PRIu64 "): %s", op, len, dev_off, buf_off,
 		     strerror(errno));
-	good("RW %s of %" PRIu64 " bytes at %" PRIu64 " (buffer +%" PRIu64 ")",
-	     op, len, dev_off, buf_off);
+	} else {
+		good("RW %s of %" PRIu64 " bytes at %" PRIu64 " (buffer +%"
+		     PRIu64 ")", op, len, dev_off, buf_off);
+	}
 	for (i = 0; i < size; i++)
 		if ((i < buf_off || i >= buf_off + len) && buf[i] != 0xa5)
 			fail("byte %" PRIu64 " of the buffer, outside the RW range, changed to 0x%02x",
 			     i, buf[i]);
 	good("the %" PRIu64 " bytes around the range untouched",
 	     size - len);
-	if (!write_op)
+	if (refused)
+		for (i = 0; i < size; i++)
+			if (buf[i] != 0xa5)
+				fail("byte %" PRIu64 " of the buffer changed by a refused RW",
+				     i);
+	if (!write_op && !refused)
 		file_io(file, buf + buf_off, len, 1);
 	expect(dereg(ctl, r.handle), 0, "DEREGISTER");
 	return 0;
@@ -1402,10 +1440,11 @@ int main(int argc, char **argv)
 		return cmd_badcount();
 	if (argc == 2 && !strcmp(argv[1], "memlock"))
 		return cmd_memlock();
-	if (argc == 8 && !strcmp(argv[1], "rwfile"))
+	if ((argc == 8 || argc == 9) && !strcmp(argv[1], "rwfile"))
 		return cmd_rwfile(argv[2], argv[3], strtoull(argv[4], NULL, 0),
 				  strtoull(argv[5], NULL, 0),
-				  strtoull(argv[6], NULL, 0), argv[7]);
+				  strtoull(argv[6], NULL, 0), argv[7],
+				  argc == 9 ? argv[8] : "host");
 	if (argc == 4 && !strcmp(argv[1], "use-fd"))
 		return cmd_use_fd(atoi(argv[2]), strtoull(argv[3], NULL, 0));
 	fprintf(stderr, "usage: see the comment at the top of peer-test.c\n");

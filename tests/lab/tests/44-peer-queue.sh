@@ -23,21 +23,38 @@
 #   not move: the data did not go through the kernel's nvme-rdma queues;
 # - after 8 s idle, every association sent Keep Alives and is still live
 #   (a read again matches);
+# - ROCm memory (tests/peer/fake_amdkfd.c api=2, amd_rdma v2, through the
+#   glue fxblk_rocm.ko built against it): DMA addresses only, so the block
+#   path refuses it; over the peer queues the NIC moves it. Soft-RoCE is a
+#   software device: without fxblk.peer_virt_dma=1 the RW is refused
+#   (EREMOTEIO, staged by libfxio) and says why, moving nothing; with it
+#   (the lab's one concession: the fake hands rxe kernel virtual addresses)
+#   a read and a write of the fake VRAM, not chunk-aligned, across every
+#   member, equal the block path byte for byte, the peer queues' DMA-only
+#   byte counters grow by exactly the length, the nvme block devices do no
+#   I/O, kfd was asked for one mapping for the NIC per registration, and
+#   every pin is given back when the handle goes; an async RW is refused;
 # - fxblk unloads with the volume and its peer queues open, the kernel's
 #   controllers still read, and the kernel log stays clean.
 # --break off: fxblk loaded without peer_queues=1: the RW takes the block
 # path, the peer-queue counters do not move and the nvme devices' do.
+# --break novirt: peer_virt_dma left off: the ROCm RWs are refused.
 # lab-break: --break off ~ the peer queue counters did not move.*the I/Os completed by the nvme block devices moved
+# lab-break: full --break novirt ~ RW read of 331264 bytes at 195072 \(buffer \+3584\): Remote I/O error
 . /lab/lib.sh
 BREAK=
 [ "${1:-}" = --break ] && BREAK=$2
 read -r -a M <<<"${FX_MEMBERS:-}"
 [ "${#M[@]}" -ge 4 ] || fail "needs 4 members in FX_MEMBERS (got '${FX_MEMBERS:-}')"
-PT=/lab/modules/peer-test
-[ -x $PT ] || fail "$PT missing (tests/lab/modules/build.sh builds it)"
+LM=/lab/modules
+PT=$LM/peer-test
+for f in $PT $LM/fake_amdkfd.ko $LM/amd-v2/fxblk_rocm.ko; do
+	[ -e "$f" ] || fail "$f missing (tests/lab/modules/build.sh builds it)"
+done
 DBG=/sys/kernel/debug/fxblk/peerq
 cleanup() {
 	fxctl remove t44 >/dev/null 2>&1
+	rmmod fxblk_rocm fake_amdkfd 2>/dev/null
 }
 trap cleanup EXIT
 
@@ -85,14 +102,17 @@ ref_range() {
 	dd if=/tmp/ref of="$3" bs=512 skip=$(($1 / 512)) count=$(($2 / 512)) status=none
 }
 
-# rw_peer OP BUF_OFF DEV_OFF LEN FILE: the RW, with the counters checked
+# rw_peer OP BUF_OFF DEV_OFF LEN FILE [MEM]: the RW, with the counters
+# checked (MEM rocm: the DMA-only byte counters too)
 rw_peer() {
-	local op=$1 len=$4 field b0 b1 p0 p1
+	local op=$1 len=$4 mem=${6:-host} field b0 b1 p0 p1 d0 d1
 	field=$([ "$op" = read ] && echo read_bytes || echo write_bytes)
 	b0=$(block_ios)
 	p0=$(peer_sum $field)
-	fx_run $PT rwfile "$op" "$DEV" "$2" "$3" "$len" "$5"
+	d0=$(peer_sum dma_bytes)
+	fx_run $PT rwfile "$op" "$DEV" "$2" "$3" "$len" "$5" "$mem"
 	p1=$(peer_sum $field)
+	d1=$(peer_sum dma_bytes)
 	b1=$(block_ios)
 	# both checks, so that the control run shows each one failing
 	local bad=
@@ -100,8 +120,10 @@ rw_peer() {
 		bad="the peer queue counters did not move as expected ($field $p0 -> $p1)"
 	[ "$b1" = "$b0" ] ||
 		bad="${bad:+$bad; }the I/Os completed by the nvme block devices moved ($b0 -> $b1)"
-	[ -z "$bad" ] || fail "peer $op of $len bytes: $bad"
-	log "ok: peer $op: $field of the peer queues +$len, no I/O on the nvme block devices"
+	[ $((d1 - d0)) -eq "$([ "$mem" = rocm ] && echo "$len" || echo 0)" ] ||
+		bad="${bad:+$bad; }DMA-only bytes of the peer queues $d0 -> $d1 for $mem memory"
+	[ -z "$bad" ] || fail "peer $op of $len bytes of $mem memory: $bad"
+	log "ok: peer $op of $mem memory: $field of the peer queues +$len, no I/O on the nvme block devices"
 }
 
 # 1. read, not chunk-aligned, crossing chunks and all members
@@ -169,7 +191,39 @@ cmp /tmp/r3 /tmp/w2 || fail "peer read after idle differs from the data written"
 expect_eq "$(peer_sum errors)" 0 "peer queue errors"
 grep "^$NAME " $DBG
 
-# 5. unload with the peer queues open; the kernel's controllers unaffected
+# 5. ROCm memory: the NIC reads and writes the (fake) VRAM itself
+KFD=/sys/module/fake_amdkfd/parameters
+insmod $LM/fake_amdkfd.ko api=2 || fail "insmod fake_amdkfd api=2"
+insmod $LM/amd-v2/fxblk_rocm.ko || fail "insmod fxblk_rocm (amd_rdma v2)"
+expect_eq "$(cat /sys/module/fxblk/parameters/peer_virt_dma)" N "peer_virt_dma off by default"
+b0=$(block_ios)
+fx_run $PT rwfile read "$DEV" 3584 $R_OFF $R_LEN /tmp/g0 rocm-refused
+expect_eq "$(block_ios)" "$b0" "I/Os of the nvme block devices for a refused RW"
+expect_match "$(fx_dmesg_since start)" "member 0: rxe[^ ]* is a software RDMA device: it cannot move rocm memory \(staged\)" \
+	"the kernel says why a software RDMA device is refused"
+expect_eq "$(cat $KFD/virt_maps)" 0 "kfd mappings for a virtual-DMA device without peer_virt_dma"
+[ "$BREAK" = novirt ] || echo 1 > /sys/module/fxblk/parameters/peer_virt_dma
+rw_peer read 3584 $R_OFF $R_LEN /tmp/g1 rocm
+cmp /tmp/g1 /tmp/r1.blk || fail "peer read into ROCm memory differs from the block path's read"
+log "ok: peer read into ROCm memory = block path read ($R_LEN bytes)"
+expect_eq "$(cat $KFD/virt_maps)" 1 "kfd mappings for the NIC (one registration, one rxe device)"
+expect_eq "$(cat $KFD/pins)" 0 "kfd pins after the handle went (the pin and the NIC's mapping)"
+G_OFF=2107392 G_LEN=790016
+head -c $G_LEN /dev/urandom > /tmp/g2
+rw_peer write 1536 $G_OFF $G_LEN /tmp/g2 rocm
+dd_range $G_OFF $G_LEN /tmp/g2.blk
+cmp /tmp/g2 /tmp/g2.blk || fail "block path read after the peer write from ROCm memory differs"
+dd_range $((G_OFF - 512)) 512 /tmp/g2.pre
+ref_range $((G_OFF - 512)) 512 /tmp/g2.pre.ref
+cmp /tmp/g2.pre /tmp/g2.pre.ref || fail "the peer write from ROCm memory changed the sector before its range"
+log "ok: peer write from ROCm memory read back through the block path ($G_LEN bytes)"
+expect_eq "$(cat $KFD/pins)" 0 "kfd pins at the end"
+expect_eq "$(peer_sum errors)" 0 "peer queue errors"
+rmmod fxblk_rocm || fail "rmmod fxblk_rocm"
+rmmod fake_amdkfd || fail "rmmod fake_amdkfd"
+grep "^$NAME " $DBG
+
+# 6. unload with the peer queues open; the kernel's controllers unaffected
 fx_unload
 for m in "${M[@]:0:4}"; do
 	dd if="$m" of=/dev/null bs=4k count=1 iflag=direct status=none || fail "read $m after the unload"

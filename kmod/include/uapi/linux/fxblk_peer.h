@@ -35,8 +35,11 @@
  * parameter peer_queues=1, synchronous FXBLK_PEER_IOC_RW of host memory
  * on a volume whose members are all nvme-rdma namespaces goes over
  * fxblk's own NVMe-oF/RDMA queues to the members instead of the block
- * layer (see the gpu-direct guide, "Peer queues"); other memory is not moved
- * that way yet.
+ * layer (see the gpu-direct guide, "Peer queues"). DMA-address-only memory
+ * whose provider can map it for an RDMA NIC (FXBLK_PEER_F_PEERQ: rocm with
+ * amd_rdma API 2) is moved the same way by a synchronous RW, the NIC
+ * reading or writing the device memory itself; where that volume has no
+ * peer queues, the RW fails with EREMOTEIO as before.
  *
  * Revocation: a vendor may take memory back (its free callback). The
  * handle then turns FXBLK_PEER_STATE_REVOKED: new I/O on
@@ -90,6 +93,7 @@ enum fxblk_peer_provider_id {
 #define FXBLK_PEER_F_DMA_ONLY	(1U << 2)  /* DMA/physical addresses only */
 #define FXBLK_PEER_F_REVOCABLE	(1U << 3)  /* the vendor may revoke it */
 #define FXBLK_PEER_F_DIRECT	(1U << 4)  /* FXBLK_PEER_IOC_RW moves it */
+#define FXBLK_PEER_F_PEERQ	(1U << 5)  /* DMA-only: RW over peer queues */
 
 struct fxblk_peer_provider {
 	__u32 id;			/* enum fxblk_peer_provider_id */
@@ -172,8 +176,9 @@ enum fxblk_peer_op {
  * cached blocks of the range are written back before the I/O, and for a
  * write the cached pages of the range are dropped (before, and after a
  * synchronous one), so buffered readers see the new data.
- * Errors besides the common ones: EREMOTEIO (memory has no struct pages:
- * stage it), ENXIO (handle revoked), ENOTBLK (fd is not an fxblk disk),
+ * Errors besides the common ones: EREMOTEIO (memory has no struct pages
+ * and, for FXBLK_PEER_F_PEERQ memory, the RW is asynchronous or the disk
+ * has no peer queues that can map it: stage it), ENXIO (handle revoked), ENOTBLK (fd is not an fxblk disk),
  * EBADF (fd not open for that direction), ENOSPC (beyond the disk's end),
  * EROFS (read-only registration for OP_READ), EPERM (OP_WRITE to a
  * read-only disk, BLKROSET), ETXTBSY (OP_WRITE to an active swap device),
