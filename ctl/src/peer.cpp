@@ -109,7 +109,8 @@ json peer_status_doc(const PeerFacts &f)
 	json provs = json::array();
 	for (const auto &p : f.providers)
 		provs.push_back({{"name", p.name}, {"present", p.present}, {"direct", p.direct},
-				 {"reason", p.reason}, {"pinned_bytes", p.pinned_bytes},
+				 {"peer_queues", p.peerq}, {"reason", p.reason},
+				 {"pinned_bytes", p.pinned_bytes},
 				 {"registrations", p.registrations}});
 	doc["providers"] = provs;
 	json engs = json::array();

@@ -37,8 +37,8 @@ struct PeerFacts {
 PeerFacts collect_peer_facts(Env &env);
 
 // "peer status" -o json: schema_version, control_node {path, usable,
-// reason}, providers [{name, present, direct, reason, pinned_bytes,
-// registrations}], engines [{name, library, present, reason}], volumes
+// reason}, providers [{name, present, direct, peer_queues (DMA-only memory
+// fxblk's peer queues move), reason, pinned_bytes, registrations}], engines [{name, library, present, reason}], volumes
 // [{name, disk, p2pdma (null: unknown), p2pdma_reason}] or null, paths [{memory
 // (host, rocm, ascend), path (direct, staged, posix, unavailable), reason}].
 json peer_status_doc(const PeerFacts &f);

@@ -25,6 +25,11 @@ std::size_t env_size(const char *name, std::size_t def, std::size_t lo, std::siz
 
 }  // namespace
 
+// Why DMA-only memory the kernel can move over peer queues was staged.
+const char *const no_peer_queues =
+	"memory has no struct page and this disk has no peer queues that move it "
+	"(fxblk peer_queues=0, a member not NVMe-oF/RDMA, or its NIC cannot map it)";
+
 Config Config::from_env()
 {
 	Config c;
@@ -98,8 +103,9 @@ PeerKernel *Library::kernel(std::string &why)
 namespace {
 
 // Device memory goes to the kernel only when its provider there can move
-// it (FXBLK_PEER_F_DIRECT): a registration that cannot serve the data path
-// would only pin the memory (VRAM held after hipFree, dma-bufs moved).
+// it (FXBLK_PEER_F_DIRECT, or FXBLK_PEER_F_PEERQ: over fxblk's peer queues):
+// a registration that cannot serve the data path would only pin the memory
+// (VRAM held after hipFree, dma-bufs moved).
 // False with @why saying what the kernel lacks.
 bool kernel_moves(PeerKernel &k, unsigned kind, std::string &why)
 {
@@ -112,7 +118,7 @@ bool kernel_moves(PeerKernel &k, unsigned kind, std::string &why)
 	for (const KernelProvider &p : ps) {
 		if (p.name != name)
 			continue;
-		if (p.present && p.direct)
+		if (p.present && (p.direct || p.peerq))
 			return true;
 		why = "provider " + p.name + (p.present ? "" : " absent") + ": " +
 		      (p.reason.empty() ? "memory has no struct page" : p.reason) +
@@ -141,8 +147,11 @@ int Library::buf_register(const void *base, std::size_t len, unsigned flags)
 	r.kind = kind;
 	std::string why;
 	r.engine = engine(kind, why);
-	if (!r.engine)
-		return -ENODEV;  // no runtime for this memory: nothing can copy it
+	// Without its runtime, device memory is usable only where the kernel
+	// moves it (checked below): nothing could stage it.
+	bool device = kind == FXIO_BUF_HIP || kind == FXIO_BUF_ACL;
+	if (!r.engine && !device)
+		return -ENODEV;
 	{
 		std::lock_guard lk(mu_);
 		// Overlapping registrations would make find() ambiguous.
@@ -177,13 +186,18 @@ int Library::buf_register(const void *base, std::size_t len, unsigned flags)
 				(kwhy.empty() ? "" : " (" + kwhy + ")");
 		} else {
 			r.kernel = kr;
-			if (!kr.direct) {
+			if (!kr.direct && !kr.peerq) {
 				r.reason = kr.struct_page ? FXIO_REASON_KERNEL_REFUSED
 							  : FXIO_REASON_NO_STRUCT_PAGE;
 				r.why = "provider " + kr.provider + ": " +
 					(kr.reason.empty() ? "memory has no struct page" : kr.reason);
 			}
 		}
+	}
+	if (!r.engine && r.reason != FXIO_REASON_NONE) {
+		if (r.kernel)
+			kernel(why)->deregister(r.kernel->handle);
+		return -ENODEV;  // no runtime and no kernel path: nothing can move it
 	}
 	r.why_text = r.why.empty() ? fxio_reason_str(r.reason) : intern(r.why);
 	std::lock_guard lk(mu_);
@@ -338,6 +352,9 @@ ssize_t File::run_direct(bool write, const Registration &reg, char *buf, std::si
 		if (e != -ENOTBLK)
 			return e ? e : static_cast<ssize_t>(size);
 	}
+	// Not an fxblk disk: O_DIRECT needs struct pages, DMA-only memory has none.
+	if (reg.kernel && !reg.kernel->struct_page)
+		return -EREMOTEIO;
 	return run_plain(write, buf, size, dev_off);
 }
 
@@ -410,7 +427,11 @@ ssize_t File::io(bool write, char *buf, std::size_t size, std::uint64_t dev_off,
 	} else if (reg->reason == FXIO_REASON_NONE && aligned(buf, size, dev_off)) {
 		o = {FXIO_PATH_DIRECT, FXIO_REASON_NONE, ""};
 		r = run_direct(write, *reg, buf, size, dev_off);
-		if (r == -EREMOTEIO) {
+		if (r == -EREMOTEIO && reg->kernel && reg->kernel->peerq) {
+			// DMA-only memory: this disk has no peer queue that moves it.
+			o = {FXIO_PATH_STAGED, FXIO_REASON_NO_STRUCT_PAGE, no_peer_queues};
+			r = reg->engine ? run_staged(write, buf, size, dev_off, reg->engine) : -ENODEV;
+		} else if (r == -EREMOTEIO) {
 			// The disk cannot DMA to these pages (fxN without P2PDMA).
 			o = {FXIO_PATH_STAGED, FXIO_REASON_P2PDMA_REFUSED,
 			     fxio_reason_str(FXIO_REASON_P2PDMA_REFUSED)};
@@ -423,8 +444,10 @@ ssize_t File::io(bool write, char *buf, std::size_t size, std::uint64_t dev_off,
 		bool host = reg->kind == FXIO_BUF_HOST && reg->reason != FXIO_REASON_NONE;
 		o = {host ? FXIO_PATH_POSIX : FXIO_PATH_STAGED, reason,
 		     reason == FXIO_REASON_UNALIGNED ? fxio_reason_str(reason) : reg->why_text};
-		r = host && aligned(buf, size, dev_off) ? run_plain(write, buf, size, dev_off)
-							: run_staged(write, buf, size, dev_off, reg->engine);
+		if (host && aligned(buf, size, dev_off))
+			r = run_plain(write, buf, size, dev_off);
+		else
+			r = reg->engine ? run_staged(write, buf, size, dev_off, reg->engine) : -ENODEV;
 	}
 	if (old_size && r > 0)
 		trim_after_write(old_size, dev_off + size);

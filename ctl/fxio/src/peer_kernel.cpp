@@ -41,7 +41,7 @@ public:
 			out.push_back({cstr(k.name, sizeof(k.name)), (k.flags & FXBLK_PEER_F_PRESENT) != 0,
 				       (k.flags & FXBLK_PEER_F_DIRECT) != 0,
 				       cstr(k.reason, sizeof(k.reason)), k.pinned_bytes,
-				       k.registrations});
+				       k.registrations, (k.flags & FXBLK_PEER_F_PEERQ) != 0});
 		}
 		return 0;
 	}
@@ -69,6 +69,7 @@ public:
 		out.provider = provider_name(r.provider);
 		out.struct_page = (r.out_flags & FXBLK_PEER_F_STRUCT_PAGE) != 0;
 		out.direct = (r.out_flags & FXBLK_PEER_F_DIRECT) != 0;
+		out.peerq = (r.out_flags & FXBLK_PEER_F_PEERQ) != 0;
 		out.revocable = (r.out_flags & FXBLK_PEER_F_REVOCABLE) != 0;
 		out.page_size = r.page_size;
 		out.reason = cstr(r.reason, sizeof(r.reason));

@@ -19,6 +19,7 @@ struct KernelProvider {
 	std::string reason;   // why not (present or direct)
 	std::uint64_t pinned_bytes = 0;
 	std::uint64_t registrations = 0;
+	bool peerq = false;  // DMA-only memory its RW moves over fxblk's peer queues
 };
 
 struct KernelRegistration {
@@ -26,6 +27,9 @@ struct KernelRegistration {
 	std::string provider;
 	bool struct_page = false;  // memory has struct pages
 	bool direct = false;       // the kernel's RW moves it: the direct path
+	// DMA-only memory the kernel's synchronous RW moves over fxblk's peer
+	// queues where the disk has them (else EREMOTEIO): direct there too
+	bool peerq = false;
 	bool revocable = false;
 	std::uint64_t page_size = 0;
 	std::uint64_t base = 0;    // the registered (page aligned) start

@@ -179,6 +179,7 @@ private:
 // moves data on the MemDev (or fails with rw_error).
 struct FakeKernelState {
 	bool direct = true;
+	bool peerq = false;  // device memory: FXBLK_PEER_F_PEERQ (amd_rdma v2)
 	int register_error = 0, rw_error = 0;
 	MemDev *dev = nullptr;
 	std::map<std::uint64_t, std::uint64_t> handles;  // handle -> base
@@ -195,8 +196,8 @@ public:
 		// the GPU providers as the kernel lists them: present, direct
 		// only where the fake says so
 		const char *why = st_.direct ? "" : "direct: no - DMA addresses only";
-		out.push_back({"rocm", true, st_.direct, why, 0, 0});
-		out.push_back({"ascend", true, st_.direct, why, 0, 0});
+		out.push_back({"rocm", true, st_.direct, why, 0, 0, st_.peerq});
+		out.push_back({"ascend", true, st_.direct, why, 0, 0, st_.peerq});
 		return 0;
 	}
 	int register_buffer(const void *addr, std::uint64_t, bool device, KernelRegistration &out,
@@ -211,6 +212,7 @@ public:
 		out.provider = device ? "rocm" : "host";
 		out.struct_page = st_.direct;
 		out.direct = st_.direct;
+		out.peerq = device && st_.peerq;
 		out.reason = st_.direct ? "" : "rocm: amd_rdma gives DMA addresses only";
 		st_.handles[out.handle] = out.base;
 		return 0;
@@ -584,6 +586,64 @@ TEST_CASE("device memory: registered with the kernel only where it moves it")
 	Outcome o;
 	CHECK(r.file->read(b.p, 8192, 0, 0, o) == 8192);
 	CHECK(o.path == FXIO_PATH_DIRECT);
+	CHECK(r.lib.buf_deregister(b.p) == 0);
+	CHECK(r.k.handles.empty());
+}
+
+TEST_CASE("device memory over the peer queues: direct, staged where the disk has none, no runtime needed")
+{
+	LibRig r;
+	r.k.direct = false;  // DMA addresses only ...
+	r.k.peerq = true;    // ... that the kernel's peer queues move
+	r.dev->fake_fd = 100;
+	Buffer b(65536);
+	REQUIRE(r.lib.buf_register(b.p, 65536, FXIO_BUF_HIP) == 0);
+	CHECK(r.k.handles.size() == 1);
+	Outcome o;
+	CHECK(r.file->read(b.p, 16384, 4096, 8192, o) == 16384);
+	CHECK(o.path == FXIO_PATH_DIRECT);
+	CHECK(o.reason == FXIO_REASON_NONE);
+	CHECK(r.k.rws == 1);
+	CHECK(r.st.submitted.load() == 0);  // no copy engine
+	CHECK(std::memcmp(b.p + 8192, r.dev->data.data() + 4096, 16384) == 0);
+
+	SUBCASE("the disk has no peer queues (EREMOTEIO): staged, saying so")
+	{
+		r.k.rw_error = -EREMOTEIO;
+		std::memset(b.p, 0, 65536);
+		CHECK(r.file->read(b.p, 16384, 4096, 0, o) == 16384);
+		CHECK(o.path == FXIO_PATH_STAGED);
+		CHECK(o.reason == FXIO_REASON_NO_STRUCT_PAGE);
+		CHECK(std::string(o.why).find("no peer queues") != std::string::npos);
+		CHECK(std::memcmp(b.p, r.dev->data.data() + 4096, 16384) == 0);
+		CHECK(r.st.submitted.load() > 0);
+	}
+	SUBCASE("not an fxblk disk: staged, never O_DIRECT into device memory")
+	{
+		r.dev->fake_fd = -1;
+		CHECK(r.file->write(b.p, 4096, 0, 0, o) == 4096);
+		CHECK(o.path == FXIO_PATH_STAGED);
+		CHECK(r.st.submitted.load() > 0);
+	}
+	SUBCASE("without its runtime (ACL here) it goes direct, and fails where it cannot")
+	{
+		Buffer c(8192);
+		REQUIRE(r.lib.buf_register(c.p, 8192, FXIO_BUF_ACL) == 0);
+		CHECK(r.file->read(c.p, 8192, 0, 0, o) == 8192);
+		CHECK(o.path == FXIO_PATH_DIRECT);
+		r.k.rw_error = -EREMOTEIO;
+		CHECK(r.file->read(c.p, 8192, 0, 0, o) == -ENODEV);
+		CHECK(o.reason == FXIO_REASON_NO_STRUCT_PAGE);
+		CHECK(r.file->read(c.p + 1, 100, 0, 0, o) == -ENODEV);  // unaligned
+		CHECK(r.lib.buf_deregister(c.p) == 0);
+	}
+	SUBCASE("without its runtime and without the kernel's peer queues: refused, nothing pinned")
+	{
+		r.k.peerq = false;
+		Buffer c(8192);
+		CHECK(r.lib.buf_register(c.p, 8192, FXIO_BUF_ACL) == -ENODEV);
+		CHECK(r.k.handles.size() == 1);  // only b's
+	}
 	CHECK(r.lib.buf_deregister(b.p) == 0);
 	CHECK(r.k.handles.empty());
 }
