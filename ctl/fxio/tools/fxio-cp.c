@@ -2,13 +2,15 @@
  * fxio-cp: move one byte range between a disk and a file through libfxio,
  * for the lab's data checks (tests/lab/tests/41-fxio.sh):
  *
- *   fxio-cp read|write unreg|host|emulated DEVICE DEV_OFF LEN FILE [BUF_OFF]
+ *   fxio-cp read|write unreg|host|emulated|rocm DEVICE DEV_OFF LEN FILE [BUF_OFF]
  *
  * read: DEVICE[DEV_OFF, +LEN) -> FILE; write: FILE (LEN bytes) ->
  * DEVICE[DEV_OFF, +LEN). The user buffer is page aligned + BUF_OFF; unreg
  * leaves it unregistered (compat mode), host registers it as host memory,
- * emulated as device memory copied by the host engine (the staged path).
- * Prints "path=P reason=R overlapped=N" on stdout.
+ * emulated as device memory copied by the host engine (the staged path),
+ * rocm maps it from the lab's fake kfd (/dev/fake_amdkfd, tests/peer) and
+ * registers it as HIP memory, with no HIP runtime in the process
+ * (44-peer-queue.sh). Prints "path=P reason=R overlapped=N" on stdout.
  */
 #define _GNU_SOURCE
 #include <fxio.h>
@@ -19,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 static int die(const char *what, long err)
@@ -42,7 +45,21 @@ int main(int argc, char **argv)
 	size_t len = (size_t)strtoull(argv[5], NULL, 0);
 	off_t buf_off = argc == 8 ? (off_t)strtoll(argv[7], NULL, 0) : 0;
 	size_t cap = ((size_t)buf_off + len + 4095) / 4096 * 4096;
-	char *buf = aligned_alloc(4096, cap ? cap : 4096);
+	int rocm = !strcmp(mode, "rocm");
+	if (!cap)
+		cap = 4096;
+	char *buf = NULL;
+	if (rocm) {
+		int kfd = open("/dev/fake_amdkfd", O_RDWR | O_CLOEXEC);
+		if (kfd < 0)
+			return die("/dev/fake_amdkfd", -errno);
+		buf = mmap(NULL, cap, PROT_READ | PROT_WRITE, MAP_SHARED, kfd, 0);
+		close(kfd);
+		if (buf == MAP_FAILED)
+			return die("mmap /dev/fake_amdkfd", -errno);
+	} else {
+		buf = aligned_alloc(4096, cap);
+	}
 	if (!buf)
 		return die("buffer", -ENOMEM);
 	memset(buf, 0, cap);
@@ -59,7 +76,8 @@ int main(int argc, char **argv)
 		return die(argv[3], r);
 	if (strcmp(mode, "unreg")) {
 		unsigned flags = !strcmp(mode, "host") ? FXIO_BUF_HOST :
-				 !strcmp(mode, "emulated") ? FXIO_BUF_EMULATED : 0xff;
+				 !strcmp(mode, "emulated") ? FXIO_BUF_EMULATED :
+				 rocm ? FXIO_BUF_HIP : 0xff;
 		r = fxio_buf_register(buf, cap, flags);
 		if (r)
 			return die("fxio_buf_register", r);
@@ -78,6 +96,9 @@ int main(int argc, char **argv)
 		fxio_buf_deregister(buf);
 	fxio_close(h);
 	close(f);
-	free(buf);
+	if (rocm)
+		munmap(buf, cap);
+	else
+		free(buf);
 	return 0;
 }

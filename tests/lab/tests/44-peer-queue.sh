@@ -1,5 +1,5 @@
 #!/bin/bash
-# lab: kernels=6.1,6.12,7.3 quick=none members=4 timeout=600
+# lab: kernels=6.1,6.12,7.3 quick=none members=4 timeout=600 file=build/ctl/fxio-cp:/lab/bin/fxio-cp
 # Peer queues (kmod/fxblk_peerq.c, issue 20 first milestone): with
 # fxblk.peer_queues=1 a synchronous FXBLK_PEER_IOC_RW of registered host
 # memory on /dev/fxN over 4 NVMe-oF/RDMA members goes over fxblk's own
@@ -34,6 +34,8 @@
 #   byte counters grow by exactly the length, the nvme block devices do no
 #   I/O, kfd was asked for one mapping for the NIC per registration, and
 #   every pin is given back when the handle goes; an async RW is refused;
+#   through libfxio (fxio-cp, HIP memory, no HIP runtime in the VM) a read
+#   and a write take the direct path (fxio_last_path) and match;
 # - fxblk unloads with the volume and its peer queues open, the kernel's
 #   controllers still read, and the kernel log stays clean.
 # --break off: fxblk loaded without peer_queues=1: the RW takes the block
@@ -217,6 +219,21 @@ dd_range $((G_OFF - 512)) 512 /tmp/g2.pre
 ref_range $((G_OFF - 512)) 512 /tmp/g2.pre.ref
 cmp /tmp/g2.pre /tmp/g2.pre.ref || fail "the peer write from ROCm memory changed the sector before its range"
 log "ok: peer write from ROCm memory read back through the block path ($G_LEN bytes)"
+# libfxio: HIP memory with no HIP runtime, registered because the kernel
+# moves it, direct both ways
+command -v fxio-cp >/dev/null || fail "fxio-cp not in the VM (build/ctl/fxio-cp)"
+d0=$(peer_sum dma_bytes)
+fx_run fxio-cp read rocm "$DEV" $R_OFF $R_LEN /tmp/g3 3584
+expect_match "$FX_OUT" '^path=direct reason=""' "libfxio's path for a read into ROCm memory"
+cmp /tmp/g3 /tmp/r1.blk || fail "libfxio read into ROCm memory differs from the block path's read"
+F_OFF=3145728 F_LEN=266240
+head -c $F_LEN /dev/urandom > /tmp/g4
+fx_run fxio-cp write rocm "$DEV" $F_OFF $F_LEN /tmp/g4 512
+expect_match "$FX_OUT" '^path=direct reason=""' "libfxio's path for a write from ROCm memory"
+dd_range $F_OFF $F_LEN /tmp/g4.blk
+cmp /tmp/g4 /tmp/g4.blk || fail "block path read after libfxio's write from ROCm memory differs"
+expect_eq "$(($(peer_sum dma_bytes) - d0))" "$((R_LEN + F_LEN))" "DMA-only bytes of the peer queues for libfxio's I/O"
+log "ok: libfxio moved ROCm memory direct both ways, with no HIP runtime"
 expect_eq "$(cat $KFD/pins)" 0 "kfd pins at the end"
 expect_eq "$(peer_sum errors)" 0 "peer queue errors"
 rmmod fxblk_rocm || fail "rmmod fxblk_rocm"
