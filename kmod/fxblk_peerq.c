@@ -31,7 +31,9 @@
  * debugfs dump, written to open members' associations and to tear one
  * down (volume close, RDMA device removal); q->lock guards a queue's
  * slots and its live flag, which every post checks; ctrl->stop_lock
- * serialises the stops.
+ * serialises the stops. Nothing reads sysfs under peerq_sem (the dump
+ * holds its seq_file's lock when it takes the semaphore; lockdep on the
+ * debug kernel saw the reverse order when the lookup ran under it).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -189,6 +191,7 @@ struct fxblk_peerq_ctrl {
 	bool closing;
 	unsigned long retry_at;		/* jiffies, after FAILED */
 	char why[FXBLK_PEERQ_WHY_LEN];
+	int lookup_err;			/* of fxblk_peerq_ctrl_prepare() */
 	const char *err_why;		/* for the error work */
 	struct mutex stop_lock;
 	u64 cap;
@@ -1255,16 +1258,11 @@ static int fxblk_peerq_identify(struct fxblk_peerq_ctrl *ctrl)
 	return 0;
 }
 
+/* After fxblk_peerq_ctrl_prepare() found the member's controller. */
 static int fxblk_peerq_ctrl_setup(struct fxblk_peerq_ctrl *ctrl)
 {
 	int ret;
 
-	ret = fxblk_peerq_lookup(ctrl);
-	if (ret) {
-		snprintf(ctrl->why, sizeof(ctrl->why),
-			 "no live rdma controller found in sysfs (%d)", ret);
-		return ret;
-	}
 	/* 4 KiB: the Connect data and Identify, one page each */
 	ret = fxblk_peerq_queue_open(ctrl, &ctrl->admin, 0, 2);
 	if (!ret)
@@ -1341,6 +1339,7 @@ static struct fxblk_peerq_ctrl *fxblk_peerq_ctrl_alloc(struct fxblk_member *m)
 	if (!ctrl)
 		return NULL;
 	ctrl->m = m;
+	INIT_LIST_HEAD(&ctrl->node);
 	ctrl->lbs_shift = ilog2(bdev_logical_block_size(m->bdev));
 	mutex_init(&ctrl->stop_lock);
 	INIT_DELAYED_WORK(&ctrl->ka_work, fxblk_peerq_ka_work);
@@ -1367,27 +1366,68 @@ static void fxblk_peerq_ctrl_free(struct fxblk_peerq_ctrl *ctrl)
 	kfree(ctrl);
 }
 
-/* Open the association of @m; under vol->peerq_sem (write). */
-static void fxblk_peerq_member_open(struct fxblk_member *m)
+/* Whether @m's association is due to be opened (again). */
+static bool fxblk_peerq_member_due(struct fxblk_member *m)
 {
 	struct fxblk_peerq_ctrl *ctrl = m->peerq;
+
+	return !ctrl || (ctrl->state == FXBLK_PEERQ_FAILED &&
+			 time_after_eq(jiffies, ctrl->retry_at));
+}
+
+/*
+ * A new association of @m with its controller's address and names read
+ * from sysfs, or NULL (no memory). Without vol->peerq_sem: a sysfs read
+ * takes its seq_file's lock, which the debugfs dump holds when it takes
+ * the semaphore. A failed lookup leaves @lookup_err and @why set.
+ */
+static struct fxblk_peerq_ctrl *fxblk_peerq_ctrl_prepare(struct fxblk_member *m)
+{
+	struct fxblk_peerq_ctrl *ctrl = fxblk_peerq_ctrl_alloc(m);
+
+	if (!ctrl)
+		return NULL;
+	ctrl->lookup_err = fxblk_peerq_lookup(ctrl);
+	if (ctrl->lookup_err)
+		snprintf(ctrl->why, sizeof(ctrl->why),
+			 "no live rdma controller found in sysfs (%d)",
+			 ctrl->lookup_err);
+	return ctrl;
+}
+
+/* A prepared association never opened: nothing was started on it. */
+static void fxblk_peerq_ctrl_discard(struct fxblk_peerq_ctrl *ctrl)
+{
+	mutex_destroy(&ctrl->stop_lock);
+	kfree(ctrl);
+}
+
+/*
+ * Open the association of @m with @ctrl (prepared, or NULL); under
+ * vol->peerq_sem (write).
+ */
+static void fxblk_peerq_member_open(struct fxblk_member *m,
+				    struct fxblk_peerq_ctrl *ctrl)
+{
+	struct fxblk_peerq_ctrl *old;
 	bool live;
 
-	if (ctrl) {
-		if (ctrl->state != FXBLK_PEERQ_FAILED ||
-		    time_before(jiffies, ctrl->retry_at))
-			return;
-		m->peerq = NULL;
-		fxblk_peerq_ctrl_free(ctrl);
-	}
-	ctrl = fxblk_peerq_ctrl_alloc(m);
 	if (!ctrl)
 		return;
+	if (!fxblk_peerq_member_due(m)) {	/* another RW opened it */
+		fxblk_peerq_ctrl_discard(ctrl);
+		return;
+	}
+	old = m->peerq;
+	if (old) {
+		m->peerq = NULL;
+		fxblk_peerq_ctrl_free(old);
+	}
 	mutex_lock(&fxblk_peerq_ctrls_lock);
 	list_add_tail(&ctrl->node, &fxblk_peerq_ctrls);
 	mutex_unlock(&fxblk_peerq_ctrls_lock);
 	m->peerq = ctrl;
-	if (fxblk_peerq_ctrl_setup(ctrl))
+	if (ctrl->lookup_err || fxblk_peerq_ctrl_setup(ctrl))
 		goto out_failed;
 	mutex_lock(&ctrl->stop_lock);
 	live = ctrl->io.live && ctrl->admin.live;
@@ -1432,31 +1472,51 @@ static bool fxblk_peerq_vol_due(struct fxblk_volume *vol)
 {
 	unsigned int i;
 
-	for (i = 0; i < vol->nr_members; i++) {
-		struct fxblk_peerq_ctrl *ctrl = vol->members[i].peerq;
-
-		if (!ctrl || (ctrl->state == FXBLK_PEERQ_FAILED &&
-			      time_after_eq(jiffies, ctrl->retry_at)))
+	for (i = 0; i < vol->nr_members; i++)
+		if (fxblk_peerq_member_due(&vol->members[i]))
 			return true;
-	}
 	return false;
+}
+
+/*
+ * Open the associations that are due: each prepared (sysfs read) outside
+ * the semaphore, then opened under it written. A member found not due
+ * here may be due by then; it is tried by the next RW.
+ */
+static void fxblk_peerq_vol_open(struct fxblk_volume *vol)
+{
+	struct fxblk_peerq_ctrl **new;
+	unsigned int i;
+
+	new = kcalloc(vol->nr_members, sizeof(*new), GFP_KERNEL);
+	if (!new)
+		return;
+	down_read(&vol->peerq_sem);
+	for (i = 0; i < vol->nr_members; i++)
+		new[i] = fxblk_peerq_member_due(&vol->members[i]) ?
+			 ERR_PTR(-EAGAIN) : NULL;
+	up_read(&vol->peerq_sem);
+	for (i = 0; i < vol->nr_members; i++)
+		if (new[i])
+			new[i] = fxblk_peerq_ctrl_prepare(&vol->members[i]);
+	down_write(&vol->peerq_sem);
+	for (i = 0; i < vol->nr_members; i++)
+		fxblk_peerq_member_open(&vol->members[i], new[i]);
+	up_write(&vol->peerq_sem);
+	kfree(new);
 }
 
 /* vol->peerq_sem read-held with every member's association live, or not. */
 static int fxblk_peerq_vol_get(struct fxblk_volume *vol)
 {
-	unsigned int i;
-
 	down_read(&vol->peerq_sem);
 	if (fxblk_peerq_vol_live(vol))
 		return 0;
 	if (!fxblk_peerq_vol_due(vol))
 		goto out;
 	up_read(&vol->peerq_sem);
-	down_write(&vol->peerq_sem);
-	for (i = 0; i < vol->nr_members; i++)
-		fxblk_peerq_member_open(&vol->members[i]);
-	downgrade_write(&vol->peerq_sem);
+	fxblk_peerq_vol_open(vol);
+	down_read(&vol->peerq_sem);
 	if (fxblk_peerq_vol_live(vol))
 		return 0;
 out:
@@ -1583,6 +1643,7 @@ static int fxblk_peerq_piece_sg(struct fxblk_peerq_ctrl *ctrl,
 {
 	unsigned int off = offset_in_page(pos), n;
 	struct sg_table *dma;
+	struct device *dev;
 	int ret;
 
 	if (reg->pages)
@@ -1591,7 +1652,10 @@ static int fxblk_peerq_piece_sg(struct fxblk_peerq_ctrl *ctrl,
 						 DIV_ROUND_UP(off + bytes, PAGE_SIZE),
 						 off, bytes, GFP_KERNEL);
 	/* mapped by fxblk_peerq_vol_map() before the first piece */
-	dma = fxblk_peer_reg_dma(reg, fxblk_peerq_dma_dev(ctrl->io.ibdev));
+	dev = fxblk_peerq_dma_dev(ctrl->io.ibdev);
+	if (!dev)		/* peer_virt_dma turned off meanwhile */
+		return -EOPNOTSUPP;
+	dma = fxblk_peer_reg_dma(reg, dev);
 	if (IS_ERR(dma))
 		return PTR_ERR(dma);
 	n = fxblk_peerq_dma_walk(dma, pos, bytes, NULL);
