@@ -21,6 +21,7 @@
 
 #include <linux/bio.h>
 #include <linux/blkdev.h>
+#include <linux/dma-mapping.h>
 #include <linux/eventfd.h>
 #include <linux/file.h>
 #include <linux/fs.h>
@@ -251,6 +252,41 @@ out_err:
 	mutex_unlock(&reg->map_lock);
 	return ERR_PTR(ret);
 }
+
+/*
+ * A device without a DMA mask is what fxblk_peerq.c names for a software
+ * RDMA device (rxe, siw), and only with its lab-only peer_virt_dma: such a
+ * device moves data with the CPU through kernel virtual addresses, which is
+ * what ib_dma_map_page() hands it for a page. So memory in the kernel's
+ * linear map (the lab's fake device memory) gets its virtual address, and
+ * anything else (real device memory: no struct page) cannot be reached.
+ */
+int fxblk_peer_map_phys(struct device *dev, phys_addr_t pa, size_t len,
+			dma_addr_t *out)
+{
+	unsigned long pfn, last;
+
+	if (!len)
+		return -EINVAL;
+	if (dev->dma_mask) {
+		*out = dma_map_resource(dev, pa, len, DMA_BIDIRECTIONAL, 0);
+		return dma_mapping_error(dev, *out) ? -EIO : 0;
+	}
+	last = PHYS_PFN(pa + len - 1);
+	for (pfn = PHYS_PFN(pa); pfn <= last; pfn++)
+		if (!pfn_valid(pfn) || PageHighMem(pfn_to_page(pfn)))
+			return -EREMOTEIO;
+	*out = (dma_addr_t)(uintptr_t)phys_to_virt(pa);
+	return 0;
+}
+EXPORT_SYMBOL_GPL(fxblk_peer_map_phys);
+
+void fxblk_peer_unmap_phys(struct device *dev, dma_addr_t addr, size_t len)
+{
+	if (dev->dma_mask)
+		dma_unmap_resource(dev, addr, len, DMA_BIDIRECTIONAL, 0);
+}
+EXPORT_SYMBOL_GPL(fxblk_peer_unmap_phys);
 
 /* Before ->unpin: no RW holds @reg in service any more. */
 static void fxblk_peer_unmap_all(struct fxblk_peer_reg *reg)

@@ -137,6 +137,14 @@ struct device *fxblk_peer_dma_dev(void);
  */
 struct sg_table *fxblk_peer_reg_dma(struct fxblk_peer_reg *reg,
 				    struct device *dev);
+/*
+ * For a glue's ->map of physical addresses (Ascend): [@pa, @pa + @len)
+ * mapped for @dev (dma_map_resource()), 0 or -errno; unmapped with
+ * fxblk_peer_unmap_phys(). See fxblk_peer.c for a device without a DMA mask.
+ */
+int fxblk_peer_map_phys(struct device *dev, phys_addr_t pa, size_t len,
+			dma_addr_t *out);
+void fxblk_peer_unmap_phys(struct device *dev, dma_addr_t addr, size_t len);
 
 int fxblk_peer_init(void);
 void fxblk_peer_exit(void);

@@ -3,8 +3,11 @@
  * fxblk_ascend.ko: peer-memory provider "ascend", Huawei NPU memory through
  * the Ascend driver's hal_kernel_p2p_get_pages()/put_pages(). It yields
  * physical addresses of device memory (MMIO, no struct pages), so the
- * memory is pinned, counted and revocable here but staged by libfxio
- * (FXBLK_PEER_IOC_RW: EREMOTEIO).
+ * memory cannot go into a bio: the block path refuses it (FXBLK_PEER_IOC_RW:
+ * EREMOTEIO) and libfxio stages it. fxblk's peer queues (fxblk_peerq.c)
+ * move it: ->map maps the pages for each member's RDMA NIC with
+ * dma_map_resource(), as for any PCI peer's MMIO, and the NIC reads and
+ * writes the HBM itself.
  *
  * The driver's behaviour, from CANN driver src/sdk_driver/svm/v2/master/
  * pmaster/svm_master_query.c and src/sdk_driver/inc/ascend_kernel_hal.h
@@ -23,6 +26,7 @@
  */
 #include <linux/log2.h>
 #include <linux/module.h>
+#include <linux/scatterlist.h>
 #include <linux/sizes.h>
 #include <linux/slab.h>
 #include <linux/types.h>
@@ -101,14 +105,86 @@ static void fxblk_ascend_unpin(struct fxblk_peer_reg *reg)
 	reg->priv = NULL;
 }
 
+/* The pinned range mapped for one NIC's DMA device. */
+struct fxblk_ascend_map {
+	struct sg_table sgt;
+	struct device *dev;
+};
+
+static void fxblk_ascend_unmap_sgt(struct fxblk_ascend_map *m)
+{
+	struct scatterlist *sg;
+	unsigned int i;
+
+	for_each_sgtable_dma_sg(&m->sgt, sg, i)
+		fxblk_peer_unmap_phys(m->dev, sg_dma_address(sg),
+				      sg_dma_len(sg));
+	sg_free_table(&m->sgt);
+	kfree(m);
+}
+
+/*
+ * One DMA segment per device page, [reg->addr, + reg->len) exactly: the
+ * table starts at the page holding addr. Runs while the table is held
+ * (before ->unpin), whatever the free callback did meanwhile: the driver
+ * keeps the table until put_pages.
+ */
+static int fxblk_ascend_map(struct fxblk_peer_reg *reg, struct device *dev,
+			    struct sg_table **sgt, void **cookie)
+{
+	const struct p2p_page_table *t = reg->priv;
+	u64 off = reg->addr & (t->page_size - 1), left = reg->len, len;
+	struct fxblk_ascend_map *m;
+	struct scatterlist *sg;
+	dma_addr_t addr;
+	unsigned int i;
+	int ret;
+
+	m = kzalloc(sizeof(*m), GFP_KERNEL);
+	if (!m)
+		return -ENOMEM;
+	m->dev = dev;
+	ret = sg_alloc_table(&m->sgt, DIV_ROUND_UP(off + left, t->page_size),
+			     GFP_KERNEL);
+	if (ret) {
+		kfree(m);
+		return ret;
+	}
+	m->sgt.nents = 0;
+	for_each_sgtable_sg(&m->sgt, sg, i) {
+		len = min(t->page_size - off, left);
+		ret = fxblk_peer_map_phys(dev, t->pages_info[i].pa + off, len,
+					  &addr);
+		if (ret) {
+			fxblk_ascend_unmap_sgt(m);
+			return ret;
+		}
+		sg_dma_address(sg) = addr;
+		sg_dma_len(sg) = len;
+		m->sgt.nents++;
+		left -= len;
+		off = 0;
+	}
+	*sgt = &m->sgt;
+	*cookie = m;
+	return 0;
+}
+
+static void fxblk_ascend_unmap(struct fxblk_peer_reg *reg, void *cookie)
+{
+	fxblk_ascend_unmap_sgt(cookie);
+}
+
 static const struct fxblk_peer_ops fxblk_ascend_ops = {
 	.name = "ascend",
 	.owner = THIS_MODULE,
 	.id = FXBLK_PEER_PROV_ASCEND,
 	.caps = FXBLK_PEER_F_DMA_ONLY | FXBLK_PEER_F_REVOCABLE,
-	.not_direct = FXBLK_PEER_NOT_DIRECT_DMA,
+	.not_direct = FXBLK_PEER_NOT_DIRECT_PEERQ,
 	.pin = fxblk_ascend_pin,
 	.unpin = fxblk_ascend_unpin,
+	.map = fxblk_ascend_map,
+	.unmap = fxblk_ascend_unmap,
 };
 
 static int __init fxblk_ascend_init(void)

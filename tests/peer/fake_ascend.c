@@ -19,7 +19,9 @@
  *   which must not be called from the callback (a deadlock there: WARN
  *   here).
  * The physical addresses are those of the host pages backing each device
- * page (for 2 MiB pages: of its first 4 KiB page); nothing reads them.
+ * page, which are physically contiguous per device page (fake_vram.h
+ * allocates them so), as an HBM page is: fxblk's peer queues map them for
+ * the NIC and the (soft) NIC moves the data there (44-peer-queue.sh).
  *
  *   /sys/module/fake_ascend/parameters/page_size   4096 or 2097152 (at load)
  *   echo 1 > /sys/module/fake_ascend/parameters/revoke   free callback of

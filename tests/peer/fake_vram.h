@@ -96,6 +96,30 @@ static const struct vm_operations_struct fake_vm_ops = {
 	.close = fake_vm_close,
 };
 
+/*
+ * Page @i of @r, allocated with the rest of its fake_mmap_align chunk when
+ * it starts one: device pages of that size are physically contiguous (an
+ * Ascend huge-page heap's 2 MiB pages; their physical addresses are used
+ * for DMA on the peer queues), split so each is freed on its own.
+ */
+static bool fake_alloc_chunk(struct fake_region *r, unsigned long i)
+{
+	unsigned int order = get_order(fake_mmap_align), j;
+	struct page *page;
+
+	if (r->pages[i])
+		return true;
+	page = alloc_pages(GFP_KERNEL | __GFP_ZERO | __GFP_NOWARN, order);
+	if (!page)
+		return false;
+	split_page(page, order);
+	for (j = 0; j < (1U << order) && i + j < r->nr; j++)
+		r->pages[i + j] = page + j;
+	for (; j < (1U << order); j++)	/* past a short last chunk */
+		__free_page(page + j);
+	return true;
+}
+
 static int fake_mmap(struct file *file, struct vm_area_struct *vma)
 {
 	struct fake_region *r;
@@ -116,8 +140,7 @@ static int fake_mmap(struct file *file, struct vm_area_struct *vma)
 	if (!r->pages)
 		goto out;
 	for (i = 0; i < r->nr; i++) {
-		r->pages[i] = alloc_page(GFP_KERNEL | __GFP_ZERO);
-		if (!r->pages[i])
+		if (!fake_alloc_chunk(r, i))
 			goto out;
 		ret = vm_insert_page(vma, r->start + i * PAGE_SIZE,
 				     r->pages[i]);

@@ -32,10 +32,12 @@
  *                                        range must stay untouched
  *                                        (44-peer-queue.sh). MEM: host
  *                                        (default); rocm: fake amd_rdma v2
- *                                        memory (PEERQ flag required, an
- *                                        async RW refused); rocm-refused:
- *                                        the same, the RW must fail with
- *                                        EREMOTEIO and move nothing
+ *                                        memory, ascend: fake Ascend memory
+ *                                        (PEERQ flag required, an async RW
+ *                                        refused); rocm-refused,
+ *                                        ascend-refused: the same, the RW
+ *                                        must fail with EREMOTEIO and move
+ *                                        nothing
  *
  * DEV is /dev/fxN striped with 64 KiB chunks over at least 2 members.
  */
@@ -876,7 +878,7 @@ static int cmd_gpu(const char *which, const char *path)
 	fill(vram, g.len, 3);
 	expect(reg(ctl, 0, 0, (uintptr_t)vram, g.len, &r), 0,
 	       "REGISTER fake device memory (AUTO)");
-	expect_dma_only(&r, g.id, g.api == 2);
+	expect_dma_only(&r, g.id, g.api != 1);	/* not amd_rdma v1 */
 	if (r.page_size != g.page)
 		fail("page size %" PRIu64 ", the vendor's is %zu",
 		     (uint64_t)r.page_size, g.page);
@@ -1363,26 +1365,34 @@ static int cmd_rwfile(const char *op, const char *path, uint64_t buf_off,
 	uint64_t size = (buf_off + len + 8191) & ~4095ULL, i;
 	int ctl = open_ctl();
 	int dev = open(path, (write_op ? O_RDWR : O_RDONLY) | O_CLOEXEC);
-	int rocm = !strncmp(mem, "rocm", 4), refused = !strcmp(mem, "rocm-refused");
+	int rocm = !strncmp(mem, "rocm", 4), ascend = !strncmp(mem, "ascend", 6);
+	const char *sfx = strchr(mem, '-');
+	int refused = sfx && !strcmp(sfx, "-refused");
 	uint32_t opc = write_op ? FXBLK_PEER_OP_WRITE : FXBLK_PEER_OP_READ;
+	uint32_t prov = rocm ? FXBLK_PEER_PROV_ROCM :
+			ascend ? FXBLK_PEER_PROV_ASCEND : FXBLK_PEER_PROV_HOST;
+	size_t page = ascend ? fake_param("fake_ascend", "page_size") : 4096;
 	unsigned char *buf;
 	struct fxblk_peer_register r;
 
 	if (!write_op && strcmp(op, "read"))
 		fail("rwfile: op '%s' is neither read nor write", op);
-	if (strcmp(mem, "host") && strcmp(mem, "rocm") && !refused)
-		fail("rwfile: memory '%s' is not host, rocm or rocm-refused", mem);
+	if (strcmp(mem, "host") && ((!rocm && !ascend) || (sfx && !refused)))
+		fail("rwfile: memory '%s' is not host, rocm[-refused] or ascend[-refused]",
+		     mem);
 	if (dev < 0)
 		fail("open %s: %s", path, strerror(errno));
-	buf = rocm ? map_fake("fake_amdkfd", size, 4096) : alloc_buf(size);
+	size = (size + page - 1) / page * page;
+	buf = rocm ? map_fake("fake_amdkfd", size, page) :
+	      ascend ? map_fake("fake_ascend", size, page) : alloc_buf(size);
 	memset(buf, 0xa5, size);
 	if (write_op)
 		file_io(file, buf + buf_off, len, 0);
-	expect(reg(ctl, rocm ? FXBLK_PEER_PROV_ROCM : FXBLK_PEER_PROV_HOST, 0,
-		   (uintptr_t)buf, size, &r), 0,
-	       rocm ? "REGISTER fake ROCm memory" : "REGISTER host memory");
-	if (rocm) {
-		expect_dma_only(&r, FXBLK_PEER_PROV_ROCM, 1);
+	expect(reg(ctl, prov, 0, (uintptr_t)buf, size, &r), 0,
+	       rocm ? "REGISTER fake ROCm memory" :
+	       ascend ? "REGISTER fake Ascend memory" : "REGISTER host memory");
+	if (rocm || ascend) {
+		expect_dma_only(&r, prov, 1);
 		struct fxblk_peer_rw a = rw_args(r.handle, opc, dev, buf_off,
 						 dev_off, len);
 

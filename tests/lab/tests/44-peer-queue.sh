@@ -36,6 +36,11 @@
 #   every pin is given back when the handle goes; an async RW is refused;
 #   through libfxio (fxio-cp, HIP memory, no HIP runtime in the VM) a read
 #   and a write take the direct path (fxio_last_path) and match;
+# - Ascend memory (tests/peer/fake_ascend.c through fxblk_ascend.ko):
+#   physical addresses, mapped for the NIC (dma_map_resource(), or for
+#   rxe the linear-map address), with 4 KiB and with 2 MiB device pages: a
+#   read and a write across every member equal the block path, DMA-only
+#   byte counters +len, no nvme block I/O, no pin left;
 # - fxblk unloads with the volume and its peer queues open, the kernel's
 #   controllers still read, and the kernel log stays clean.
 # --break off: fxblk loaded without peer_queues=1: the RW takes the block
@@ -50,13 +55,14 @@ read -r -a M <<<"${FX_MEMBERS:-}"
 [ "${#M[@]}" -ge 4 ] || fail "needs 4 members in FX_MEMBERS (got '${FX_MEMBERS:-}')"
 LM=/lab/modules
 PT=$LM/peer-test
-for f in $PT $LM/fake_amdkfd.ko $LM/amd-v2/fxblk_rocm.ko; do
+for f in $PT $LM/fake_amdkfd.ko $LM/amd-v2/fxblk_rocm.ko $LM/fake_ascend.ko $LM/fxblk_ascend.ko; do
 	[ -e "$f" ] || fail "$f missing (tests/lab/modules/build.sh builds it)"
 done
 DBG=/sys/kernel/debug/fxblk/peerq
 cleanup() {
 	fxctl remove t44 >/dev/null 2>&1
-	rmmod fxblk_rocm fake_amdkfd 2>/dev/null
+	rmmod fxblk_rocm fxblk_ascend 2>/dev/null
+	rmmod fake_amdkfd fake_ascend 2>/dev/null
 }
 trap cleanup EXIT
 
@@ -122,7 +128,7 @@ rw_peer() {
 		bad="the peer queue counters did not move as expected ($field $p0 -> $p1)"
 	[ "$b1" = "$b0" ] ||
 		bad="${bad:+$bad; }the I/Os completed by the nvme block devices moved ($b0 -> $b1)"
-	[ $((d1 - d0)) -eq "$([ "$mem" = rocm ] && echo "$len" || echo 0)" ] ||
+	[ $((d1 - d0)) -eq "$([ "$mem" = host ] && echo 0 || echo "$len")" ] ||
 		bad="${bad:+$bad; }DMA-only bytes of the peer queues $d0 -> $d1 for $mem memory"
 	[ -z "$bad" ] || fail "peer $op of $len bytes of $mem memory: $bad"
 	log "ok: peer $op of $mem memory: $field of the peer queues +$len, no I/O on the nvme block devices"
@@ -210,14 +216,20 @@ cmp /tmp/g1 /tmp/r1.blk || fail "peer read into ROCm memory differs from the blo
 log "ok: peer read into ROCm memory = block path read ($R_LEN bytes)"
 expect_eq "$(cat $KFD/virt_maps)" 1 "kfd mappings for the NIC (one registration, one rxe device)"
 expect_eq "$(cat $KFD/pins)" 0 "kfd pins after the handle went (the pin and the NIC's mapping)"
+# write_dev BUF_OFF OFF LEN MEM WHAT: a peer write of fresh random data
+# from MEM memory, read back through the block path; the sector before the
+# range (reference data) intact
+write_dev() {
+	head -c "$3" /dev/urandom > /tmp/wd
+	rw_peer write "$1" "$2" "$3" /tmp/wd "$4"
+	dd_range "$2" "$3" /tmp/wd.blk
+	cmp /tmp/wd /tmp/wd.blk || fail "block path read after the peer write from $5 differs"
+	dd_range $(($2 - 512)) 512 /tmp/wd.pre
+	ref_range $(($2 - 512)) 512 /tmp/wd.pre.ref
+	cmp /tmp/wd.pre /tmp/wd.pre.ref || fail "the peer write from $5 changed the sector before its range"
+}
 G_OFF=2107392 G_LEN=790016
-head -c $G_LEN /dev/urandom > /tmp/g2
-rw_peer write 1536 $G_OFF $G_LEN /tmp/g2 rocm
-dd_range $G_OFF $G_LEN /tmp/g2.blk
-cmp /tmp/g2 /tmp/g2.blk || fail "block path read after the peer write from ROCm memory differs"
-dd_range $((G_OFF - 512)) 512 /tmp/g2.pre
-ref_range $((G_OFF - 512)) 512 /tmp/g2.pre.ref
-cmp /tmp/g2.pre /tmp/g2.pre.ref || fail "the peer write from ROCm memory changed the sector before its range"
+write_dev 1536 $G_OFF $G_LEN rocm "ROCm memory"
 log "ok: peer write from ROCm memory read back through the block path ($G_LEN bytes)"
 # libfxio: HIP memory with no HIP runtime, registered because the kernel
 # moves it, direct both ways
@@ -238,9 +250,24 @@ expect_eq "$(cat $KFD/pins)" 0 "kfd pins at the end"
 expect_eq "$(peer_sum errors)" 0 "peer queue errors"
 rmmod fxblk_rocm || fail "rmmod fxblk_rocm"
 rmmod fake_amdkfd || fail "rmmod fake_amdkfd"
+
+# 6. Ascend memory: physical addresses, 4 KiB and 2 MiB device pages
+A_OFF=3416064 A_LEN=528896
+for ps in 4096 2097152; do
+	insmod $LM/fake_ascend.ko page_size=$ps || fail "insmod fake_ascend page_size=$ps"
+	insmod $LM/fxblk_ascend.ko || fail "insmod fxblk_ascend"
+	rw_peer read 3584 $R_OFF $R_LEN /tmp/a1 ascend
+	cmp /tmp/a1 /tmp/r1.blk || fail "peer read into Ascend memory ($ps B pages) differs from the block path's read"
+	write_dev 1024 $A_OFF $A_LEN ascend "Ascend memory ($ps B pages)"
+	expect_eq "$(cat /sys/module/fake_ascend/parameters/pins)" 0 "Ascend pins at the end ($ps B pages)"
+	rmmod fxblk_ascend || fail "rmmod fxblk_ascend"
+	rmmod fake_ascend || fail "rmmod fake_ascend"
+	log "ok: Ascend memory with $ps B device pages moved both ways by the NIC"
+done
+expect_eq "$(peer_sum errors)" 0 "peer queue errors"
 grep "^$NAME " $DBG
 
-# 6. unload with the peer queues open; the kernel's controllers unaffected
+# 7. unload with the peer queues open; the kernel's controllers unaffected
 fx_unload
 for m in "${M[@]:0:4}"; do
 	dd if="$m" of=/dev/null bs=4k count=1 iflag=direct status=none || fail "read $m after the unload"

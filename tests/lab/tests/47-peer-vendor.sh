@@ -62,8 +62,11 @@ insmod $LM/fake_ascend.ko page_size=2097152 || fail "insmod fake_ascend (2 MiB)"
 insmod $LM/fxblk_ascend.ko || fail "insmod fxblk_ascend"
 expect_match "$(fx_dmesg_since start)" 'fxblk_rocm: amd_rdma API v1' "glue built for API v1"
 fx_run $PT providers
-expect_match "$FX_OUT" '^rocm present=1 direct=0 .*reason=direct: no' "rocm present through its glue"
-expect_match "$FX_OUT" '^ascend present=1 direct=0 .*reason=direct: no' "ascend present through its glue"
+# v1 gives no mapping for a NIC: staged only; Ascend: over peer queues
+# (FXBLK_PEER_F_PEERQ 0x20) where a volume has them
+expect_match "$FX_OUT" '^rocm present=1 direct=0 flags=0xd .*reason=direct: no' "rocm (API v1) present through its glue"
+expect_match "$FX_OUT" "^ascend present=1 direct=0 flags=0x2d .*reason=direct: only over fxblk's peer queues" \
+	"ascend present through its glue"
 # the glue holds the vendor driver and fxblk
 fx_expect_fail rmmod fake_amdkfd
 fx_expect_fail rmmod fake_ascend

@@ -37,7 +37,7 @@
  * fxblk's own NVMe-oF/RDMA queues to the members instead of the block
  * layer (see the gpu-direct guide, "Peer queues"). DMA-address-only memory
  * whose provider can map it for an RDMA NIC (FXBLK_PEER_F_PEERQ: rocm with
- * amd_rdma API 2) is moved the same way by a synchronous RW, the NIC
+ * amd_rdma API 2, ascend) is moved the same way by a synchronous RW, the NIC
  * reading or writing the device memory itself; where that volume has no
  * peer queues, the RW fails with EREMOTEIO as before.
  *
