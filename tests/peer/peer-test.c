@@ -14,6 +14,12 @@
  *   peer-test dmabuf DEV                 a udmabuf
  *   peer-test revoke-io DEV              host revoke (test hook) during I/O
  *                                        (retried until I/O was in flight)
+ *   peer-test revoke-peerq DEV           fake Ascend memory revoked by its
+ *                                        driver while synchronous RWs move
+ *                                        it over fxblk's peer queues (DEV:
+ *                                        4 NVMe-oF/RDMA members, peer
+ *                                        queues on): they finish or fail
+ *                                        ENXIO, then the pin goes
  *   peer-test cache DEV                  RW coherent with DEV's page cache,
  *                                        BLKROSET honoured
  *   peer-test badcount                   PROVIDERS with an input count
@@ -1100,6 +1106,97 @@ static int cmd_revoke_io(const char *path)
  * Smallest first, so that an affected kernel is caught before the
  * out-of-bounds ones.
  */
+struct peerq_rw_thread {
+	pthread_t t;
+	int ctl, dev, id;
+	uint64_t h;
+	const volatile int *stop;
+	int done, enxio, err;
+};
+
+/* 16 MiB peer reads in a loop until stopped or an error (ENXIO: revoked). */
+static void *peerq_rw_loop(void *p)
+{
+	struct peerq_rw_thread *a = p;
+	uint64_t off = (uint64_t)a->id * 16 * MiB;
+
+	while (!*a->stop) {
+		if (!rw(a->ctl, a->h, FXBLK_PEER_OP_READ, a->dev, off, off,
+			16 * MiB)) {
+			a->done++;
+			continue;
+		}
+		if (errno == ENXIO)
+			a->enxio = 1;
+		else
+			a->err = errno;
+		break;
+	}
+	return NULL;
+}
+
+/* One try: the inflight count QUERY saw right after the revoke. */
+static unsigned int revoke_peerq_once(int ctl, int dev)
+{
+	enum { NT = 4 };
+	struct peerq_rw_thread th[NT];
+	unsigned char *buf = map_fake("fake_ascend", NT * 16 * MiB, 4096);
+	volatile int stop = 0;
+	struct fxblk_peer_register r;
+	struct fxblk_peer_query q;
+	unsigned int inflight;
+	int i;
+
+	expect(reg(ctl, FXBLK_PEER_PROV_ASCEND, 0, (uintptr_t)buf,
+		   NT * 16 * MiB, &r), 0, "REGISTER 64 MiB of fake Ascend memory");
+	for (i = 0; i < NT; i++) {
+		th[i] = (struct peerq_rw_thread){ .ctl = ctl, .dev = dev,
+			.id = i, .h = r.handle, .stop = &stop };
+		if (pthread_create(&th[i].t, NULL, peerq_rw_loop, &th[i]))
+			fail("pthread_create");
+	}
+	usleep(30000);
+	trigger_revoke("fake_ascend");
+	expect(query(ctl, r.handle, &q), 0, "QUERY right after the revoke");
+	if (q.state != FXBLK_PEER_STATE_REVOKED)
+		fail("state %u after the driver's free callback", q.state);
+	inflight = q.inflight;
+	stop = 1;
+	for (i = 0; i < NT; i++) {
+		pthread_join(th[i].t, NULL);
+		if (th[i].err)
+			fail("thread %d: RW failed with %s, not ENXIO", i,
+			     strerror(th[i].err));
+	}
+	good("%u RWs in flight at the revoke; %d, %d, %d, %d RWs completed; later ones ENXIO",
+	     inflight, th[0].done, th[1].done, th[2].done, th[3].done);
+	expect_pinned(ctl, FXBLK_PEER_PROV_ASCEND, 0, "after the revoke work");
+	expect_fake("fake_ascend", "pins", 0, "the driver's table put once");
+	expect(dereg(ctl, r.handle), 0, "DEREGISTER the revoked handle");
+	munmap(buf, NT * 16 * MiB);
+	return inflight;
+}
+
+static int cmd_revoke_peerq(const char *path)
+{
+	int ctl = open_ctl(), dev = open(path, O_RDONLY | O_CLOEXEC), i;
+
+	if (dev < 0)
+		fail("open %s: %s", path, strerror(errno));
+	for (i = 1; i <= 10; i++) {
+		unsigned int inflight = revoke_peerq_once(ctl, dev);
+
+		if (inflight) {
+			good("attempt %d: revoked with %u peer RWs in flight: they finished, then the mapping and the pin went",
+			     i, inflight);
+			return 0;
+		}
+		printf("attempt %d: no RW in flight at the revoke; again\n", i);
+	}
+	fail("in 10 attempts no peer RW was in flight when the driver revoked");
+	return 1;
+}
+
 static int cmd_badcount(void)
 {
 	static const uint32_t counts[] = { 1, 4, 5, 8, 64, 0xffffffffu };
@@ -1442,6 +1539,8 @@ int main(int argc, char **argv)
 		return cmd_dmabuf(argv[2]);
 	if (argc == 3 && !strcmp(argv[1], "revoke-io"))
 		return cmd_revoke_io(argv[2]);
+	if (argc == 3 && !strcmp(argv[1], "revoke-peerq"))
+		return cmd_revoke_peerq(argv[2]);
 	if (argc == 3 && !strcmp(argv[1], "cache"))
 		return cmd_cache(argv[2]);
 	if ((argc == 4 || argc == 5) && !strcmp(argv[1], "p2pmem"))

@@ -1,5 +1,5 @@
 #!/bin/bash
-# lab: kernels=6.1,6.12,7.3 quick=none members=4 timeout=600 file=build/ctl/fxio-cp:/lab/bin/fxio-cp
+# lab: kernels=6.1,6.12,7.3 quick=6.12 members=4 timeout=600 file=build/ctl/fxio-cp:/lab/bin/fxio-cp
 # Peer queues (kmod/fxblk_peerq.c, issue 20 first milestone): with
 # fxblk.peer_queues=1 a synchronous FXBLK_PEER_IOC_RW of registered host
 # memory on /dev/fxN over 4 NVMe-oF/RDMA members goes over fxblk's own
@@ -40,13 +40,16 @@
 #   physical addresses, mapped for the NIC (dma_map_resource(), or for
 #   rxe the linear-map address), with 4 KiB and with 2 MiB device pages: a
 #   read and a write across every member equal the block path, DMA-only
-#   byte counters +len, no nvme block I/O, no pin left;
+#   byte counters +len, no nvme block I/O, no pin left; the driver's free
+#   callback while 4 threads' peer RWs of its memory are in flight: those
+#   finish, later ones fail ENXIO, then the NIC mappings and the table go
+#   (peer-test revoke-peerq, retried until an RW was in flight);
 # - fxblk unloads with the volume and its peer queues open, the kernel's
 #   controllers still read, and the kernel log stays clean.
 # --break off: fxblk loaded without peer_queues=1: the RW takes the block
 # path, the peer-queue counters do not move and the nvme devices' do.
 # --break novirt: peer_virt_dma left off: the ROCm RWs are refused.
-# lab-break: --break off ~ the peer queue counters did not move.*the I/Os completed by the nvme block devices moved
+# lab-break: full --break off ~ the peer queue counters did not move.*the I/Os completed by the nvme block devices moved
 # lab-break: full --break novirt ~ RW read of 331264 bytes at 195072 \(buffer \+3584\): Remote I/O error
 . /lab/lib.sh
 BREAK=
@@ -259,6 +262,8 @@ for ps in 4096 2097152; do
 	rw_peer read 3584 $R_OFF $R_LEN /tmp/a1 ascend
 	cmp /tmp/a1 /tmp/r1.blk || fail "peer read into Ascend memory ($ps B pages) differs from the block path's read"
 	write_dev 1024 $A_OFF $A_LEN ascend "Ascend memory ($ps B pages)"
+	# the driver takes its memory back while peer RWs move it
+	[ "$ps" != 4096 ] || fx_run $PT revoke-peerq "$DEV"
 	expect_eq "$(cat /sys/module/fake_ascend/parameters/pins)" 0 "Ascend pins at the end ($ps B pages)"
 	rmmod fxblk_ascend || fail "rmmod fxblk_ascend"
 	rmmod fake_ascend || fail "rmmod fake_ascend"
