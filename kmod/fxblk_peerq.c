@@ -1834,8 +1834,9 @@ static void fxblk_peerq_show_member(struct seq_file *s,
 		seq_puts(s, " state=none\n");
 		return;
 	}
-	seq_printf(s, " state=%s kctrl=%s traddr=%s trsvcid=%s subsysnqn=%s nsid=%u cntlid=%u mdts=%u sgls=0x%x keyed_sgl=%d max_bytes=%u depth=%u keep_alives=%lld reads=%lld read_bytes=%lld writes=%lld write_bytes=%lld errors=%lld dma_bytes=%lld why=%s\n",
+	seq_printf(s, " state=%s nic=%s kctrl=%s traddr=%s trsvcid=%s subsysnqn=%s nsid=%u cntlid=%u mdts=%u sgls=0x%x keyed_sgl=%d max_bytes=%u depth=%u keep_alives=%lld reads=%lld read_bytes=%lld writes=%lld write_bytes=%lld errors=%lld dma_bytes=%lld why=%s\n",
 		   fxblk_peerq_state_name[c->state],
+		   c->io.ib_ready ? dev_name(&c->io.ibdev->dev) : "-",
 		   c->kctrl[0] ? c->kctrl : "-", c->traddr, c->trsvcid,
 		   c->subsysnqn, c->nsid, c->cntlid, c->mdts, c->sgls,
 		   !!(c->sgls & FXBLK_PEERQ_SGLS_KEYED), c->max_bytes,

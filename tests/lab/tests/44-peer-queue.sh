@@ -164,6 +164,7 @@ for i in 0 1 2 3; do
 	expect_match "$(cat "/sys/class/nvme/$kctrl/address")" \
 		"traddr=$(peer_field $i traddr),trsvcid=$(peer_field $i trsvcid)" "member $i: address"
 	expect_eq "$(peer_field $i keyed_sgl)" 1 "member $i: keyed SGL"
+	expect_eq "$(peer_field $i nic)" rxe0 "member $i: the RDMA device of its queues"
 	fx_json nvme id-ctrl "/dev/$kctrl" -o json
 	expect_eq "$(peer_field $i mdts)" "$(jqr .mdts)" "member $i: MDTS as nvme id-ctrl reads it"
 	expect_eq "$(($(peer_field $i sgls)))" "$(jqr .sgls)" "member $i: SGLS as nvme id-ctrl reads it"
