@@ -21,6 +21,7 @@
 #include <net/genetlink.h>
 
 #include "fxblk.h"
+#include "fxblk_peerq.h"
 
 /*
  * Before 6.2 extack messages must be static strings. FXBLK_ERR then formats
@@ -189,9 +190,12 @@ static int fxblk_put_member(struct sk_buff *skb, struct fxblk_member *m,
 			    bool stats)
 {
 	struct nlattr *nest = nla_nest_start(skb, FXBLK_ATTR_MEMBER);
+	char nic[FXBLK_PEERQ_NIC_LEN];
+	u32 peerq;
 
 	if (!nest)
 		return -EMSGSIZE;
+	fxblk_peerq_member_info(m, &peerq, nic, sizeof(nic));
 	/* No m->bdev here: a reader may race DESTROY closing the members. */
 	if (nla_put_u32(skb, FXBLK_MEMBER_ATTR_INDEX, m->index) ||
 	    nla_put_u32(skb, FXBLK_MEMBER_ATTR_MAJOR, MAJOR(m->dev)) ||
@@ -199,6 +203,8 @@ static int fxblk_put_member(struct sk_buff *skb, struct fxblk_member *m,
 	    nla_put_string(skb, FXBLK_MEMBER_ATTR_DISK_NAME, m->disk_name) ||
 	    nla_put_u32(skb, FXBLK_MEMBER_ATTR_STATE, READ_ONCE(m->state)) ||
 	    nla_put_u8(skb, FXBLK_MEMBER_ATTR_PCI_P2PDMA, m->p2pdma) ||
+	    nla_put_u32(skb, FXBLK_MEMBER_ATTR_PEERQ_STATE, peerq) ||
+	    (nic[0] && nla_put_string(skb, FXBLK_MEMBER_ATTR_PEERQ_NIC, nic)) ||
 	    nla_put_u64_64bit(skb, FXBLK_MEMBER_ATTR_ERRORS,
 			      fxblk_member_errors(m), FXBLK_MEMBER_ATTR_PAD) ||
 	    nla_put_u64_64bit(skb, FXBLK_MEMBER_ATTR_DATA_OFFSET,

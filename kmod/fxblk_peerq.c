@@ -160,14 +160,9 @@ struct fxblk_peerq_queue {
 	wait_queue_head_t wait;		/* a slot freed, or !live */
 };
 
-enum fxblk_peerq_state {
-	FXBLK_PEERQ_OPENING,
-	FXBLK_PEERQ_LIVE,
-	FXBLK_PEERQ_FAILED,		/* open failed; retried later */
-	FXBLK_PEERQ_DOWN,		/* was live, stopped */
-};
-
+/* enum fxblk_peerq_state (uapi); NONE is a member without a ctrl */
 static const char *const fxblk_peerq_state_name[] = {
+	[FXBLK_PEERQ_NONE] = "none",
 	[FXBLK_PEERQ_OPENING] = "opening",
 	[FXBLK_PEERQ_LIVE] = "live",
 	[FXBLK_PEERQ_FAILED] = "failed",
@@ -1339,6 +1334,7 @@ static struct fxblk_peerq_ctrl *fxblk_peerq_ctrl_alloc(struct fxblk_member *m)
 	if (!ctrl)
 		return NULL;
 	ctrl->m = m;
+	ctrl->state = FXBLK_PEERQ_OPENING;
 	INIT_LIST_HEAD(&ctrl->node);
 	ctrl->lbs_shift = ilog2(bdev_logical_block_size(m->bdev));
 	mutex_init(&ctrl->stop_lock);
@@ -1847,6 +1843,23 @@ static void fxblk_peerq_show_member(struct seq_file *s,
 		   (s64)atomic64_read(&c->bytes[1]),
 		   (s64)atomic64_read(&c->errors),
 		   (s64)atomic64_read(&c->dma_bytes), c->why);
+}
+
+void fxblk_peerq_member_info(struct fxblk_member *m, u32 *state, char *nic,
+			     size_t len)
+{
+	struct fxblk_peerq_ctrl *c;
+
+	*state = FXBLK_PEERQ_NONE;
+	nic[0] = '\0';
+	down_read(&m->vol->peerq_sem);
+	c = m->peerq;
+	if (c) {
+		*state = c->state;
+		if (c->io.ib_ready)
+			strscpy(nic, dev_name(&c->io.ibdev->dev), len);
+	}
+	up_read(&m->vol->peerq_sem);
 }
 
 /* /sys/kernel/debug/fxblk/peerq: one line per member of every volume. */

@@ -12,7 +12,10 @@
 
 #include <linux/types.h>
 
+#define FXBLK_PEERQ_NIC_LEN	64	/* IB_DEVICE_NAME_MAX */
+
 struct fxblk_volume;
+struct fxblk_member;
 struct block_device;
 struct fxblk_peer_reg;
 
@@ -21,6 +24,9 @@ int fxblk_peerq_init(void);
 void fxblk_peerq_exit(void);		/* before the volumes go */
 void fxblk_peerq_exit_late(void);	/* after */
 void fxblk_peerq_vol_close(struct fxblk_volume *vol);
+/* For netlink: @m's enum fxblk_peerq_state and its NIC's name ("": none). */
+void fxblk_peerq_member_info(struct fxblk_member *m, u32 *state, char *nic,
+			     size_t len);
 /*
  * Move @len bytes between @reg's memory (@pos: byte offset into its pages,
  * or into its DMA-only range) and [@dev_off, @dev_off + @len) of the fxN
@@ -47,6 +53,13 @@ static inline void fxblk_peerq_exit_late(void)
 
 static inline void fxblk_peerq_vol_close(struct fxblk_volume *vol)
 {
+}
+
+static inline void fxblk_peerq_member_info(struct fxblk_member *m,
+					   u32 *state, char *nic, size_t len)
+{
+	*state = 0;		/* FXBLK_PEERQ_NONE */
+	nic[0] = '\0';
 }
 
 static inline int fxblk_peerq_rw(struct block_device *bdev,

@@ -58,6 +58,8 @@ struct policy_init {
 		attr_policy[FXBLK_ATTR_P2PDMA] = {NLA_U32, 0, 0};
 		attr_policy[FXBLK_ATTR_DIRECT] = {NLA_NESTED, 0, 0};
 		member_policy[FXBLK_MEMBER_ATTR_PCI_P2PDMA] = {NLA_U8, 0, 0};
+		member_policy[FXBLK_MEMBER_ATTR_PEERQ_STATE] = {NLA_U32, 0, 0};
+		member_policy[FXBLK_MEMBER_ATTR_PEERQ_NIC] = {NLA_STRING, 0, 64};
 		for (int a : {FXBLK_DIRECT_ATTR_READ_IOS, FXBLK_DIRECT_ATTR_READ_BYTES,
 			      FXBLK_DIRECT_ATTR_WRITE_IOS, FXBLK_DIRECT_ATTR_WRITE_BYTES,
 			      FXBLK_DIRECT_ATTR_REFUSED})
@@ -170,6 +172,9 @@ Member decode_member(nlattr *nest, std::uint32_t position)
 	m.errors = maybe_u64(tb[FXBLK_MEMBER_ATTR_ERRORS]);
 	if (tb[FXBLK_MEMBER_ATTR_PCI_P2PDMA])
 		m.pci_p2pdma = nla_get_u8(tb[FXBLK_MEMBER_ATTR_PCI_P2PDMA]) != 0;
+	m.peerq_state = maybe_u32(tb[FXBLK_MEMBER_ATTR_PEERQ_STATE]);
+	if (tb[FXBLK_MEMBER_ATTR_PEERQ_NIC])
+		m.peerq_nic = get_str(tb[FXBLK_MEMBER_ATTR_PEERQ_NIC]);
 	if (tb[FXBLK_MEMBER_ATTR_STATS_READ] || tb[FXBLK_MEMBER_ATTR_STATS_WRITE] ||
 	    tb[FXBLK_MEMBER_ATTR_STATS_DISCARD] || tb[FXBLK_MEMBER_ATTR_STATS_FLUSH]) {
 		MemberStats st;
@@ -237,6 +242,10 @@ void put_member(nl_msg *msg, const Member &m)
 		check(nla_put_u64(msg, FXBLK_MEMBER_ATTR_ERRORS, *m.errors), "errors");
 	if (m.pci_p2pdma)
 		check(nla_put_u8(msg, FXBLK_MEMBER_ATTR_PCI_P2PDMA, *m.pci_p2pdma), "pci_p2pdma");
+	if (m.peerq_state)
+		check(nla_put_u32(msg, FXBLK_MEMBER_ATTR_PEERQ_STATE, *m.peerq_state), "peerq");
+	if (!m.peerq_nic.empty())
+		check(nla_put_string(msg, FXBLK_MEMBER_ATTR_PEERQ_NIC, m.peerq_nic.c_str()), "nic");
 	if (m.stats) {
 		put_stat(msg, FXBLK_MEMBER_ATTR_STATS_READ, m.stats->read);
 		put_stat(msg, FXBLK_MEMBER_ATTR_STATS_WRITE, m.stats->write);

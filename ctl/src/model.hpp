@@ -61,6 +61,10 @@ struct Member {
 	std::optional<MemberStats> stats;    // STATS replies only
 	// Its queue takes PCI P2PDMA pages; absent from older modules.
 	std::optional<bool> pci_p2pdma;
+	// fxblk's own NVMe-oF/RDMA queues to it (enum fxblk_peerq_state) and
+	// the RDMA device they use ("": none); absent from older modules.
+	std::optional<std::uint32_t> peerq_state;
+	std::string peerq_nic;
 	std::optional<NvmeIdentity> nvme;    // filled in by fxctl, not the kernel
 	bool operator==(const Member &) const = default;
 };

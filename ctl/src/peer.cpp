@@ -68,6 +68,38 @@ json path_verdict(const PeerFacts &f, const std::string &memory, const std::stri
 
 }  // namespace
 
+namespace {
+
+std::string peerq_state_name(std::uint32_t s)
+{
+	switch (s) {
+	case FXBLK_PEERQ_NONE:
+		return "none";
+	case FXBLK_PEERQ_OPENING:
+		return "opening";
+	case FXBLK_PEERQ_LIVE:
+		return "live";
+	case FXBLK_PEERQ_FAILED:
+		return "failed";
+	case FXBLK_PEERQ_DOWN:
+		return "down";
+	}
+	return fmt::format("unknown ({})", s);
+}
+
+}  // namespace
+
+std::optional<std::vector<PeerQueue>> peer_queues(const Volume &v)
+{
+	std::vector<PeerQueue> q;
+	for (const Member &m : v.members) {
+		if (!m.peerq_state)
+			return std::nullopt;
+		q.push_back({m.disk, peerq_state_name(*m.peerq_state), m.peerq_nic});
+	}
+	return q;
+}
+
 PeerFacts collect_peer_facts(Env &env)
 {
 	PeerFacts f;
@@ -86,7 +118,7 @@ PeerFacts collect_peer_facts(Env &env)
 		for (const Volume &v : c->list()) {
 			// the direct path for device memory exposed as P2PDMA pages
 			json p = p2pdma_json(v);
-			PeerVolume pv{v.name, v.disk, std::nullopt, ""};
+			PeerVolume pv{v.name, v.disk, std::nullopt, "", peer_queues(v)};
 			if (p["capable"].is_boolean())
 				pv.p2pdma = p["capable"].get<bool>();
 			if (p["reason"].is_string())
@@ -120,10 +152,18 @@ json peer_status_doc(const PeerFacts &f)
 	doc["engines"] = engs;
 	if (f.volumes) {
 		json vols = json::array();
-		for (const auto &v : *f.volumes)
+		for (const auto &v : *f.volumes) {
+			json pq;  // null: unknown
+			if (v.peer_queues) {
+				pq = json::array();
+				for (const auto &q : *v.peer_queues)
+					pq.push_back({{"member", q.member}, {"state", q.state},
+						      {"nic", q.nic}});
+			}
 			vols.push_back({{"name", v.name}, {"disk", v.disk},
 					{"p2pdma", v.p2pdma ? json(*v.p2pdma) : json()},
-					{"p2pdma_reason", v.p2pdma_reason}});
+					{"p2pdma_reason", v.p2pdma_reason}, {"peer_queues", pq}});
+		}
 		doc["volumes"] = vols;
 	} else {
 		doc["volumes"] = nullptr;
@@ -139,6 +179,19 @@ namespace {
 std::string yes_no(const json &b)
 {
 	return b.get<bool>() ? "yes" : "no";
+}
+
+// "nvme0n1 live on rxe0, nvme1n1 none"
+std::string peer_queues_text(const json &qs)
+{
+	std::string s;
+	for (const auto &q : qs) {
+		s += (s.empty() ? "" : ", ") + q["member"].get<std::string>() + " " +
+		     q["state"].get<std::string>();
+		if (!q["nic"].get<std::string>().empty())
+			s += " on " + q["nic"].get<std::string>();
+	}
+	return s.empty() ? "no members" : s;
 }
 
 }  // namespace
@@ -194,13 +247,16 @@ std::string text_peer_status(const json &doc)
 	if (doc["volumes"].is_null()) {
 		s += "volumes: fxblk not loaded\n";
 	} else {
-		for (const auto &v : doc["volumes"])
+		for (const auto &v : doc["volumes"]) {
 			s += fmt::format("volume {} ({}): PCI P2PDMA {}{}\n", v["name"].get<std::string>(),
 					 v["disk"].get<std::string>(),
 					 v["p2pdma"].is_null() ? "unknown" : yes_no(v["p2pdma"]),
 					 v["p2pdma_reason"].get<std::string>().empty()
 						 ? ""
 						 : ", " + v["p2pdma_reason"].get<std::string>());
+			if (v["peer_queues"].is_array())
+				s += "  peer queues: " + peer_queues_text(v["peer_queues"]) + "\n";
+		}
 		if (doc["volumes"].empty())
 			s += "volumes: none\n";
 	}

@@ -19,10 +19,19 @@ namespace fxctl {
 
 struct Env;
 
+// A member's peer queues (fxblk's own NVMe-oF/RDMA queues to it).
+struct PeerQueue {
+	std::string member;  // its disk, "nvme0n1"
+	std::string state;   // none, opening, live, failed, down
+	std::string nic;     // the RDMA device they use, "" if none
+};
+
 struct PeerVolume {
 	std::string name, disk;
 	std::optional<bool> p2pdma;  // PCI P2PDMA; absent: the module does not say
 	std::string p2pdma_reason;   // why not (names the refusing members)
+	// absent: the module does not say (older than the peer-queue attributes)
+	std::optional<std::vector<PeerQueue>> peer_queues;
 };
 
 struct PeerFacts {
@@ -35,12 +44,18 @@ struct PeerFacts {
 };
 
 PeerFacts collect_peer_facts(Env &env);
+// Each member's peer queues from the kernel's reply, or nothing when the
+// module does not say (older than FXBLK_MEMBER_ATTR_PEERQ_STATE).
+std::optional<std::vector<PeerQueue>> peer_queues(const Volume &v);
 
 // "peer status" -o json: schema_version, control_node {path, usable,
 // reason}, providers [{name, present, direct, peer_queues (DMA-only memory
-// fxblk's peer queues move), reason, pinned_bytes, registrations}], engines [{name, library, present, reason}], volumes
-// [{name, disk, p2pdma (null: unknown), p2pdma_reason}] or null, paths [{memory
-// (host, rocm, ascend), path (direct, staged, posix, unavailable), reason}].
+// fxblk's peer queues move), reason, pinned_bytes, registrations}],
+// engines [{name, library, present, reason}], volumes [{name, disk, p2pdma
+// (null: unknown), p2pdma_reason, peer_queues [{member, state (none,
+// opening, live, failed, down), nic}] (null: unknown)}] or null, paths
+// [{memory (host, rocm, ascend), path (direct, staged, posix, unavailable),
+// reason}].
 json peer_status_doc(const PeerFacts &f);
 std::string text_peer_status(const json &doc);
 

@@ -457,6 +457,14 @@ TEST_CASE("PCI P2PDMA: capability, the reason when not, and the direct counters"
 	CHECK(j.at("direct").dump() == "{\"read\":{\"ios\":3,\"bytes\":3145728},"
 				       "\"write\":{\"ios\":2,\"bytes\":1099511627776},\"refused\":7}");
 	CHECK(j.at("members")[0].at("pci_p2pdma") == true);
+
+	// The peer queues' state and NIC survive the round trip.
+	v.members[0].peerq_state = FXBLK_PEERQ_LIVE;
+	v.members[0].peerq_nic = "rxe0";
+	v.members[1].peerq_state = FXBLK_PEERQ_NONE;
+	msg = new_genl_msg(family, FXBLK_CMD_GET, 0, 64 * 1024);
+	put_volume(msg.get(), v);
+	CHECK(decode_volume(nlmsg_hdr(msg.get())) == v);
 	CHECK(text_volume(volume_doc(back)).find("PCI P2PDMA: yes") != std::string::npos);
 	CHECK(text_stats(stats_doc(back, 0)).find("direct (PCI P2PDMA): read 3 I/Os, 3145728 B; "
 						  "write 2 I/Os, 1099511627776 B; refused 7") !=

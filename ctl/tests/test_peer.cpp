@@ -37,8 +37,10 @@ PeerFacts rocm_host()
 		       {"dmabuf", true, false, "dma-buf attachments have no struct page", 0, 0}};
 	f.engines[1] = {"hip", "libamdhip64.so", true, 2, ""};
 	f.volumes = std::vector<PeerVolume>{
-		{"kv", "fx0", false, "member nvme1n1 (nvme-rdma) does not support PCI P2PDMA"},
-		{"old", "fx1", std::nullopt, "the fxblk module does not report PCI P2PDMA (an older release)"}};
+		{"kv", "fx0", false, "member nvme1n1 (nvme-rdma) does not support PCI P2PDMA",
+		 std::vector<PeerQueue>{{"nvme0n1", "live", "rxe0"}, {"nvme1n1", "none", ""}}},
+		{"old", "fx1", std::nullopt, "the fxblk module does not report PCI P2PDMA (an older release)",
+		 std::nullopt}};
 	return f;
 }
 
@@ -79,6 +81,10 @@ TEST_CASE("peer status on a ROCm host: host direct, GPU staged with the kernel's
 	CHECK(doc["volumes"][0]["p2pdma"] == false);
 	CHECK(doc["volumes"][0]["p2pdma_reason"] == "member nvme1n1 (nvme-rdma) does not support PCI P2PDMA");
 	CHECK(doc["volumes"][1]["p2pdma"].is_null());
+	CHECK(doc["volumes"][0]["peer_queues"].dump() ==
+	      R"([{"member":"nvme0n1","nic":"rxe0","state":"live"},)"
+	      R"({"member":"nvme1n1","nic":"","state":"none"}])");
+	CHECK(doc["volumes"][1]["peer_queues"].is_null());
 	CHECK(h.run({"peer", "status"}) == 0);
 	const std::string out = h.out.str();
 	CHECK(out.find("rocm     yes     no              0 B     0  amd_rdma v2 gives DMA addresses only\n") != std::string::npos);
@@ -86,9 +92,33 @@ TEST_CASE("peer status on a ROCm host: host direct, GPU staged with the kernel's
 	CHECK(out.find("host     direct") != std::string::npos);
 	CHECK(out.find("volume kv (fx0): PCI P2PDMA no, member nvme1n1 (nvme-rdma) does not support "
 		       "PCI P2PDMA\n") != std::string::npos);
+	CHECK(out.find("  peer queues: nvme0n1 live on rxe0, nvme1n1 none\n") != std::string::npos);
 	CHECK(out.find("volume fx1") == std::string::npos);
 	CHECK(out.find("volume old (fx1): PCI P2PDMA unknown, the fxblk module does not report")
 	      != std::string::npos);
+}
+
+TEST_CASE("peer queues of a volume from the kernel's member attributes")
+{
+	Volume v;
+	v.members.resize(3);
+	v.members[0].disk = "nvme0n1";
+	v.members[1].disk = "nvme1n1";
+	v.members[2].disk = "nvme2n1";
+	CHECK_FALSE(peer_queues(v));  // an older module: unknown
+	v.members[0].peerq_state = FXBLK_PEERQ_LIVE;
+	v.members[0].peerq_nic = "mlx5_0";
+	v.members[1].peerq_state = FXBLK_PEERQ_FAILED;
+	CHECK_FALSE(peer_queues(v));  // one member unknown: all unknown
+	v.members[2].peerq_state = 99;
+	auto q = peer_queues(v);
+	REQUIRE(q);
+	REQUIRE(q->size() == 3);
+	CHECK((*q)[0].state == "live");
+	CHECK((*q)[0].nic == "mlx5_0");
+	CHECK((*q)[1].state == "failed");
+	CHECK((*q)[1].nic.empty());
+	CHECK((*q)[2].state == "unknown (99)");
 }
 
 TEST_CASE("peer: usage errors")

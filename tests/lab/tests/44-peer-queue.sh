@@ -7,6 +7,8 @@
 # CC.EN/CSTS.RDY, Identify, one I/O queue, Keep Alive), as NVMe Read/Write
 # with an FRWR-registered keyed SGL, not through nvme-rdma's block queue:
 # - before the first peer RW no association exists (opened lazily);
+# - fxctl peer status (netlink) shows each member's peer queues: none
+#   before, live on rxe0 after;
 # - the association matches the target: the subsystem NQN and address of
 #   the member's kernel controller, keyed SGL support, MDTS and SGLS equal
 #   to what nvme id-ctrl reads from the kernel's controller of the same
@@ -84,6 +86,14 @@ DEV=$(fxdev t44) || fail "no /dev/fxN with sysfs name t44"
 NAME=${DEV#/dev/}
 expect_eq "$(grep -c "^$NAME member=[0-3] .* state=none$" $DBG)" 4 \
 	"no association before the first peer RW"
+# peerq_count STATE NIC: members of t44 in that state on that NIC, as
+# fxctl peer status reported them (netlink; fx_json it first)
+peerq_count() {
+	jqr "[.volumes[] | select(.name == \"t44\") | .peer_queues[] |
+		select(.state == \"$1\" and .nic == \"$2\")] | length"
+}
+fx_json fxctl -o json peer status
+expect_eq "$(peerq_count none "")" 4 "fxctl peer status: no peer queues before the first peer RW"
 
 # sum of FIELD=N over the volume's members (or member $2 only)
 peer_sum() {
@@ -176,6 +186,10 @@ for i in 0 1 2 3; do
 		fail "member $i: cntlid $cid outside the target's range"
 	log "ok: member $i: $kctrl's subsystem, cntlid $cid (kernel's $kcid), mdts $(peer_field $i mdts)"
 done
+fx_json fxctl -o json peer status
+expect_eq "$(peerq_count live rxe0)" 4 "fxctl peer status: every member's peer queues live on rxe0"
+fx_run fxctl peer status
+expect_match "$FX_OUT" "peer queues: nvme0n1 live on rxe0, nvme1n1 live on rxe0" "fxctl peer status, text"
 
 # 3. write, not chunk-aligned, crossing chunks and members
 W_OFF=1050112 W_LEN=1053184

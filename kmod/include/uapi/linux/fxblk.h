@@ -131,6 +131,21 @@ enum fxblk_state {
 #define FXBLK_STATE_MAX (__FXBLK_STATE_MAX - 1)
 #define FXBLK_FAILING_SECS	30
 
+/*
+ * A member's peer queues (FXBLK_MEMBER_ATTR_PEERQ_STATE): fxblk's own
+ * NVMe-oF/RDMA association to its subsystem, with the module parameter
+ * peer_queues=1, opened by the first peer RW of its volume.
+ */
+enum fxblk_peerq_state {
+	FXBLK_PEERQ_NONE,		/* not opened (peer_queues off, no RW yet) */
+	FXBLK_PEERQ_OPENING,
+	FXBLK_PEERQ_LIVE,
+	FXBLK_PEERQ_FAILED,		/* open failed; a later RW retries */
+	FXBLK_PEERQ_DOWN,		/* was live, stopped: block path */
+	__FXBLK_PEERQ_MAX,
+};
+#define FXBLK_PEERQ_MAX (__FXBLK_PEERQ_MAX - 1)
+
 enum fxblk_cmd {
 	FXBLK_CMD_UNSPEC,
 	FXBLK_CMD_STATUS,	/* module version, API version, features */
@@ -186,6 +201,8 @@ enum fxblk_member_attr {
 	FXBLK_MEMBER_ATTR_STATE,	/* u32, enum fxblk_state */
 	FXBLK_MEMBER_ATTR_ERRORS,	/* u64, failed I/Os, all directions */
 	FXBLK_MEMBER_ATTR_PCI_P2PDMA,	/* u8, 1: its queue takes P2PDMA pages */
+	FXBLK_MEMBER_ATTR_PEERQ_STATE,	/* u32, enum fxblk_peerq_state */
+	FXBLK_MEMBER_ATTR_PEERQ_NIC,	/* string: RDMA device of its peer queues */
 	__FXBLK_MEMBER_ATTR_MAX,
 };
 #define FXBLK_MEMBER_ATTR_MAX (__FXBLK_MEMBER_ATTR_MAX - 1)
