@@ -1852,7 +1852,15 @@ void fxblk_peerq_member_info(struct fxblk_member *m, u32 *state, char *nic,
 
 	*state = FXBLK_PEERQ_NONE;
 	nic[0] = '\0';
-	down_read(&m->vol->peerq_sem);
+	/*
+	 * A writer holds it while it opens members' associations (RDMA CM
+	 * and Fabrics Connect: seconds against a dead target) or tears them
+	 * down: a GET must not wait for that.
+	 */
+	if (!down_read_trylock(&m->vol->peerq_sem)) {
+		*state = FXBLK_PEERQ_OPENING;
+		return;
+	}
 	c = m->peerq;
 	if (c) {
 		*state = c->state;
