@@ -1545,6 +1545,8 @@ struct fxblk_peerq_batch {
 	atomic_t pending;		/* pieces + the submitter */
 	int error;
 	struct completion done;
+	/* DMA-only memory: its mapping for each member's NIC, by index */
+	struct sg_table **dma;
 };
 
 struct fxblk_peerq_piece {
@@ -1632,14 +1634,15 @@ static unsigned int fxblk_peerq_dma_walk(struct sg_table *src, u64 pos,
 	return 0;
 }
 
-/* @sgt: the piece [@pos, @pos + @bytes) of @reg's memory for @ctrl's NIC. */
-static int fxblk_peerq_piece_sg(struct fxblk_peerq_ctrl *ctrl,
-				struct fxblk_peer_reg *reg, u64 pos,
-				u32 bytes, struct sg_table *sgt)
+/*
+ * @sgt: the piece [@pos, @pos + @bytes) of @reg's pages, or of @dma, its
+ * DMA-only memory mapped for the member's NIC (fxblk_peerq_vol_map()).
+ */
+static int fxblk_peerq_piece_sg(struct fxblk_peer_reg *reg,
+				struct sg_table *dma, u64 pos, u32 bytes,
+				struct sg_table *sgt)
 {
 	unsigned int off = offset_in_page(pos), n;
-	struct sg_table *dma;
-	struct device *dev;
 	int ret;
 
 	if (reg->pages)
@@ -1647,13 +1650,6 @@ static int fxblk_peerq_piece_sg(struct fxblk_peerq_ctrl *ctrl,
 						 reg->pages + (pos >> PAGE_SHIFT),
 						 DIV_ROUND_UP(off + bytes, PAGE_SIZE),
 						 off, bytes, GFP_KERNEL);
-	/* mapped by fxblk_peerq_vol_map() before the first piece */
-	dev = fxblk_peerq_dma_dev(ctrl->io.ibdev);
-	if (!dev)		/* peer_virt_dma turned off meanwhile */
-		return -EOPNOTSUPP;
-	dma = fxblk_peer_reg_dma(reg, dev);
-	if (IS_ERR(dma))
-		return PTR_ERR(dma);
 	n = fxblk_peerq_dma_walk(dma, pos, bytes, NULL);
 	if (!n)
 		return -EINVAL;
@@ -1683,7 +1679,8 @@ static int fxblk_peerq_piece(struct fxblk_peerq_batch *b,
 	p->bytes = bytes;
 	p->write = write;
 	p->dma = !reg->pages;
-	ret = fxblk_peerq_piece_sg(ctrl, reg, pos, bytes, &p->sgt);
+	ret = fxblk_peerq_piece_sg(reg, b->dma ? b->dma[m->index] : NULL, pos,
+				   bytes, &p->sgt);
 	if (ret) {
 		kfree(p);
 		return ret;
@@ -1733,11 +1730,13 @@ static int fxblk_peerq_submit(struct fxblk_volume *vol,
 }
 
 /*
- * DMA-only memory: mapped for the NIC of every member before any piece is
- * sent, so that an RW that cannot go this way moves nothing.
+ * DMA-only memory: mapped for the NIC of every member (@dma, by member
+ * index) before any piece is sent, so that an RW that cannot go this way
+ * moves nothing.
  */
 static int fxblk_peerq_vol_map(struct fxblk_volume *vol,
-			       struct fxblk_peer_reg *reg)
+			       struct fxblk_peer_reg *reg,
+			       struct sg_table **dma)
 {
 	struct fxblk_peerq_ctrl *ctrl;
 	struct sg_table *sgt;
@@ -1763,6 +1762,7 @@ static int fxblk_peerq_vol_map(struct fxblk_volume *vol,
 					    PTR_ERR(sgt));
 			return -EOPNOTSUPP;
 		}
+		dma[i] = sgt;
 	}
 	return 0;
 }
@@ -1780,11 +1780,19 @@ int fxblk_peerq_rw(struct block_device *bdev, struct fxblk_peer_reg *reg,
 	/* DESTROY waits for this before the members and queues go */
 	if (!percpu_ref_tryget_live(&vol->active))
 		return -EOPNOTSUPP;
+	b.dma = NULL;
+	if (!reg->pages) {
+		b.dma = kcalloc(vol->nr_members, sizeof(*b.dma), GFP_KERNEL);
+		if (!b.dma) {
+			ret = -ENOMEM;
+			goto out_ref;
+		}
+	}
 	ret = fxblk_peerq_vol_get(vol);
 	if (ret)
 		goto out_ref;
-	if (!reg->pages) {
-		ret = fxblk_peerq_vol_map(vol, reg);
+	if (b.dma) {
+		ret = fxblk_peerq_vol_map(vol, reg, b.dma);
 		if (ret) {
 			up_read(&vol->peerq_sem);
 			goto out_ref;
@@ -1812,6 +1820,7 @@ int fxblk_peerq_rw(struct block_device *bdev, struct fxblk_peer_reg *reg,
 	if (ret == -ENOTCONN)
 		ret = -EOPNOTSUPP;
 out_ref:
+	kfree(b.dma);
 	percpu_ref_put(&vol->active);
 	return ret;
 }
