@@ -104,6 +104,8 @@ struct fxblk_member {
 	struct fxblk_stat_cpu __percpu *stats;
 	/* fxblk's own association (fxblk_peerq.c); vol->peerq_sem */
 	struct fxblk_peerq_ctrl *peerq;
+	/* bit 0: it completed writes no Flush of it has covered yet */
+	unsigned long peerq_unflushed;
 
 	/* Health (fxblk_health.c); written from completions, any context. */
 	unsigned int state;		/* enum fxblk_state */
@@ -161,6 +163,9 @@ struct fxblk_volume {
 	struct bio_list deferred;
 	struct work_struct deferred_work;
 	struct workqueue_struct *wq;
+	/* PREFLUSH bios that flush the peer queues first (deferred_lock) */
+	struct bio_list peer_flushes;
+	struct work_struct peer_flush_work;
 	/*
 	 * Member bios refused with AGAIN, sent again in place by their own
 	 * worker on their own workqueue (rescuer): see fxblk_reissue().

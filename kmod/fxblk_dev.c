@@ -123,6 +123,49 @@ static void fxblk_deferred_work(struct work_struct *work)
 	}
 }
 
+static void fxblk_submit_fanout(struct fxblk_volume *vol, struct bio *bio,
+				bool flush, bool flush_data);
+
+/*
+ * A PREFLUSH bio while fxblk's peer queues hold writes no Flush covered:
+ * those associations are flushed first, from process context (they wait
+ * for a reply from the fabric), then the members as always. The reference
+ * keeps DESTROY, and so the peer queues, waiting until it was sent.
+ */
+static void fxblk_peer_flush_defer(struct fxblk_volume *vol, struct bio *bio)
+{
+	percpu_ref_get(&vol->active);
+	fxblk_clear_polled(bio);
+	bio->bi_opf &= ~REQ_NOWAIT;
+	fxblk_to_worker(vol, &vol->peer_flushes, bio, vol->wq,
+			&vol->peer_flush_work);
+}
+
+static void fxblk_peer_flush_work(struct work_struct *work)
+{
+	struct fxblk_volume *vol = container_of(work, struct fxblk_volume,
+						peer_flush_work);
+	struct bio_list bios;
+	struct bio *bio;
+	int ret;
+
+	spin_lock_irq(&vol->deferred_lock);
+	bios = vol->peer_flushes;
+	bio_list_init(&vol->peer_flushes);
+	spin_unlock_irq(&vol->deferred_lock);
+	while ((bio = bio_list_pop(&bios))) {
+		ret = fxblk_peerq_flush(vol);
+		if (ret) {
+			bio->bi_status = errno_to_blk_status(ret);
+			bio_endio(bio);
+		} else {
+			fxblk_submit_fanout(vol, bio, true,
+					    bio_sectors(bio) != 0);
+		}
+		percpu_ref_put(&vol->active);
+	}
+}
+
 /* @bio and its parent are done: end the parent (or send its data). */
 static void fxblk_io_finish(struct bio *bio)
 {
@@ -673,10 +716,13 @@ static fxblk_qc_t fxblk_submit_bio(struct bio *bio)
 		 * its data is written (writeback_cache_control.rst): every
 		 * member flushes first, then the data goes out.
 		 */
-		if (unlikely(bio->bi_opf & REQ_PREFLUSH))
-			fxblk_submit_fanout(vol, bio, true,
-					    bio_sectors(bio) != 0);
-		else
+		if (unlikely(bio->bi_opf & REQ_PREFLUSH)) {
+			if (unlikely(fxblk_peerq_flush_due(vol)))
+				fxblk_peer_flush_defer(vol, bio);
+			else
+				fxblk_submit_fanout(vol, bio, true,
+						    bio_sectors(bio) != 0);
+		} else
 			fxblk_submit_rw(vol, bio);
 		break;
 	/* Discard, secure erase: only if every member has it (limits) */
@@ -1143,7 +1189,9 @@ struct fxblk_volume *fxblk_dev_alloc(const struct fxblk_create_req *req,
 	spin_lock_init(&vol->deferred_lock);
 	bio_list_init(&vol->deferred);
 	bio_list_init(&vol->reissue);
+	bio_list_init(&vol->peer_flushes);
 	INIT_WORK(&vol->deferred_work, fxblk_deferred_work);
+	INIT_WORK(&vol->peer_flush_work, fxblk_peer_flush_work);
 	INIT_WORK(&vol->reissue_work, fxblk_reissue_work);
 	init_waitqueue_head(&vol->closed);
 	return vol;

@@ -768,6 +768,8 @@ static int fxblk_peer_check_rw(const struct fxblk_peer_rw *a)
 		return -EINVAL;
 	if (a->flags & ~FXBLK_PEER_RW_ALL || a->op > FXBLK_PEER_OP_WRITE)
 		return -EINVAL;
+	if (a->flags & FXBLK_PEER_RW_FUA && a->op != FXBLK_PEER_OP_WRITE)
+		return -EINVAL;
 	if (!(a->flags & FXBLK_PEER_RW_ASYNC) && (a->eventfd != -1 ||
 						  a->user_data))
 		return -EINVAL;
@@ -926,6 +928,9 @@ static void fxblk_peer_submit(struct fxblk_peer_io *io,
 	sector_t sector = a->dev_off >> SECTOR_SHIFT;
 	struct blk_plug plug;
 
+	/* as blkdev sends O_DSYNC O_DIRECT writes: dio_bio_write_op() */
+	if (a->flags & FXBLK_PEER_RW_FUA)
+		op |= REQ_FUA;
 	blk_start_plug(&plug);
 	while (pos < end) {
 		unsigned int nr = min_t(u64, BIO_MAX_VECS,
@@ -1186,7 +1191,8 @@ static int fxblk_peer_ioc_rw(struct fxblk_peer_ctx *ctx, void __user *argp)
 		ret = fxblk_peerq_rw(bdev, reg, reg->pages ?
 				     reg->first_off + a.buf_off : a.buf_off,
 				     a.dev_off, a.len,
-				     a.op == FXBLK_PEER_OP_WRITE);
+				     a.op == FXBLK_PEER_OP_WRITE,
+				     a.flags & FXBLK_PEER_RW_FUA);
 		if (ret == -EOPNOTSUPP && !reg->pages)
 			ret = -EREMOTEIO;
 		if (ret != -EOPNOTSUPP) {

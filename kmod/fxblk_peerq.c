@@ -203,6 +203,8 @@ struct fxblk_peerq_ctrl {
 	atomic64_t bytes[2];
 	atomic64_t errors;
 	atomic64_t dma_bytes;		/* of bytes[]: DMA-only memory */
+	atomic64_t fua_writes;		/* of ios[1]: with FUA */
+	atomic64_t flushes;		/* Flush commands completed */
 };
 
 static struct workqueue_struct *fxblk_peerq_wq;
@@ -1555,6 +1557,7 @@ struct fxblk_peerq_piece {
 	struct sg_table sgt;
 	u32 bytes;
 	bool write;
+	bool fua;
 	bool dma;			/* DMA-only memory */
 };
 
@@ -1585,6 +1588,11 @@ static void fxblk_peerq_piece_done(void *priv, u16 status,
 		atomic64_add(p->bytes, &p->ctrl->bytes[p->write]);
 		if (p->dma)
 			atomic64_add(p->bytes, &p->ctrl->dma_bytes);
+		if (p->fua)
+			atomic64_inc(&p->ctrl->fua_writes);
+		/* before the RW returns: a flush after it sees this */
+		else if (p->write)
+			set_bit(0, &p->ctrl->m->peerq_unflushed);
 	}
 	sg_free_table(&p->sgt);
 	kfree(p);
@@ -1662,7 +1670,8 @@ static int fxblk_peerq_piece_sg(struct fxblk_peer_reg *reg,
 /* One NVMe Read/Write of @bytes at member sector @msector of @m. */
 static int fxblk_peerq_piece(struct fxblk_peerq_batch *b,
 			     struct fxblk_member *m, struct fxblk_peer_reg *reg,
-			     u64 pos, u64 msector, u32 bytes, bool write)
+			     u64 pos, u64 msector, u32 bytes, bool write,
+			     bool fua)
 {
 	struct fxblk_peerq_ctrl *ctrl = m->peerq;
 	u64 lba = ((m->data_offset + msector) << SECTOR_SHIFT) >>
@@ -1678,6 +1687,7 @@ static int fxblk_peerq_piece(struct fxblk_peerq_batch *b,
 	p->ctrl = ctrl;
 	p->bytes = bytes;
 	p->write = write;
+	p->fua = fua;
 	p->dma = !reg->pages;
 	ret = fxblk_peerq_piece_sg(reg, b->dma ? b->dma[m->index] : NULL, pos,
 				   bytes, &p->sgt);
@@ -1689,6 +1699,8 @@ static int fxblk_peerq_piece(struct fxblk_peerq_batch *b,
 	c.rw.nsid = cpu_to_le32(ctrl->nsid);
 	c.rw.slba = cpu_to_le64(lba);
 	c.rw.length = cpu_to_le16((bytes >> ctrl->lbs_shift) - 1);
+	if (fua)
+		c.rw.control = cpu_to_le16(NVME_RW_FUA);
 	atomic_inc(&b->pending);
 	ret = fxblk_peerq_issue(&ctrl->io, &c, p->sgt.sgl, p->sgt.orig_nents,
 				!reg->pages, bytes,
@@ -1706,7 +1718,7 @@ static int fxblk_peerq_piece(struct fxblk_peerq_batch *b,
 static int fxblk_peerq_submit(struct fxblk_volume *vol,
 			      struct fxblk_peerq_batch *b,
 			      struct fxblk_peer_reg *reg, u64 pos, u64 dev_off,
-			      u64 len, bool write)
+			      u64 len, bool write, bool fua)
 {
 	sector_t sector = dev_off >> SECTOR_SHIFT;
 	u64 ms, n;
@@ -1721,7 +1733,7 @@ static int fxblk_peerq_submit(struct fxblk_volume *vol,
 		n = fxblk_sectors_to_boundary(&vol->geom, sector) <<
 		    SECTOR_SHIFT;
 		n = min3(n, len, (u64)m->peerq->max_bytes);
-		ret = fxblk_peerq_piece(b, m, reg, pos, ms, n, write);
+		ret = fxblk_peerq_piece(b, m, reg, pos, ms, n, write, fua);
 		pos += n;
 		sector += n >> SECTOR_SHIFT;
 		len -= n;
@@ -1768,7 +1780,7 @@ static int fxblk_peerq_vol_map(struct fxblk_volume *vol,
 }
 
 int fxblk_peerq_rw(struct block_device *bdev, struct fxblk_peer_reg *reg,
-		   u64 pos, u64 dev_off, u64 len, bool write)
+		   u64 pos, u64 dev_off, u64 len, bool write, bool fua)
 {
 	struct fxblk_volume *vol = bdev->bd_disk->private_data;
 	struct fxblk_peerq_batch b;
@@ -1801,7 +1813,7 @@ int fxblk_peerq_rw(struct block_device *bdev, struct fxblk_peer_reg *reg,
 	atomic_set(&b.pending, 1);
 	b.error = 0;
 	init_completion(&b.done);
-	ret = fxblk_peerq_submit(vol, &b, reg, pos, dev_off, len, write);
+	ret = fxblk_peerq_submit(vol, &b, reg, pos, dev_off, len, write, fua);
 	fxblk_peerq_batch_put(&b);
 	if (!wait_for_completion_timeout(&b.done, FXBLK_PEERQ_CMD_TIMEOUT)) {
 		/* the memory stays pinned until nothing can reach it */
@@ -1825,6 +1837,89 @@ out_ref:
 	return ret;
 }
 
+/* ---- flush ------------------------------------------------------------- */
+
+bool fxblk_peerq_flush_due(struct fxblk_volume *vol)
+{
+	unsigned int i;
+
+	for (i = 0; i < vol->nr_members; i++)
+		if (test_bit(0, &vol->members[i].peerq_unflushed))
+			return true;
+	return false;
+}
+
+/*
+ * The volume is being flushed: NVMe's Flush covers what the controller it
+ * is sent to completed (base specification, Flush command), so the
+ * members' flushes through the kernel's controllers need not cover writes
+ * fxblk's own associations completed (nvmet flushes the whole namespace;
+ * an array need not). Each association that completed writes since its
+ * last Flush gets one, all at once, before the volume's flush completes.
+ * One that went down in between cannot: -EIO, as for a writeback error
+ * (the block path may have written the range again; fxblk cannot tell).
+ */
+int fxblk_peerq_flush(struct fxblk_volume *vol)
+{
+	struct fxblk_peerq_flush_wait {
+		struct fxblk_peerq_wait w;
+		bool sent;
+	} *f;
+	struct nvme_command c = {};
+	unsigned int i;
+	int ret = 0;
+
+	f = kcalloc(vol->nr_members, sizeof(*f), GFP_NOIO);
+	if (!f)
+		return -ENOMEM;
+	c.common.opcode = nvme_cmd_flush;
+	down_read(&vol->peerq_sem);
+	for (i = 0; i < vol->nr_members; i++) {
+		struct fxblk_member *m = &vol->members[i];
+		struct fxblk_peerq_ctrl *ctrl = m->peerq;
+
+		if (!test_and_clear_bit(0, &m->peerq_unflushed))
+			continue;
+		init_completion(&f[i].w.done);
+		if (ctrl) {
+			c.common.nsid = cpu_to_le32(ctrl->nsid);
+			f[i].sent = !fxblk_peerq_issue(&ctrl->io, &c, NULL, 0,
+						       false, 0, DMA_NONE,
+						       fxblk_peerq_wait_done,
+						       &f[i].w);
+		}
+		if (!f[i].sent) {
+			pr_warn_ratelimited("%s: member %u: its peer queue is down: writes it completed may not be durable\n",
+					    vol->disk->disk_name, i);
+			ret = -EIO;
+		}
+	}
+	for (i = 0; i < vol->nr_members; i++) {
+		struct fxblk_peerq_ctrl *ctrl = vol->members[i].peerq;
+
+		if (!f[i].sent)
+			continue;
+		if (!wait_for_completion_timeout(&f[i].w.done,
+						 FXBLK_PEERQ_CMD_TIMEOUT)) {
+			/* fails what is posted, this Flush too */
+			fxblk_peerq_stop(ctrl, "flush timed out");
+			wait_for_completion(&f[i].w.done);
+		}
+		if (f[i].w.status) {
+			pr_warn_ratelimited("%s: member %u: flush of its peer queue failed: status 0x%x\n",
+					    vol->disk->disk_name, i,
+					    f[i].w.status);
+			atomic64_inc(&ctrl->errors);
+			ret = -EIO;
+		} else {
+			atomic64_inc(&ctrl->flushes);
+		}
+	}
+	up_read(&vol->peerq_sem);
+	kfree(f);
+	return ret;
+}
+
 /* ---- debugfs, device removal, module ----------------------------------- */
 
 static void fxblk_peerq_show_member(struct seq_file *s,
@@ -1839,7 +1934,7 @@ static void fxblk_peerq_show_member(struct seq_file *s,
 		seq_puts(s, " state=none\n");
 		return;
 	}
-	seq_printf(s, " state=%s nic=%s kctrl=%s traddr=%s trsvcid=%s subsysnqn=%s nsid=%u cntlid=%u mdts=%u sgls=0x%x keyed_sgl=%d max_bytes=%u depth=%u keep_alives=%lld reads=%lld read_bytes=%lld writes=%lld write_bytes=%lld errors=%lld dma_bytes=%lld why=%s\n",
+	seq_printf(s, " state=%s nic=%s kctrl=%s traddr=%s trsvcid=%s subsysnqn=%s nsid=%u cntlid=%u mdts=%u sgls=0x%x keyed_sgl=%d max_bytes=%u depth=%u keep_alives=%lld reads=%lld read_bytes=%lld writes=%lld write_bytes=%lld errors=%lld dma_bytes=%lld fua_writes=%lld flushes=%lld unflushed=%d why=%s\n",
 		   fxblk_peerq_state_name[c->state],
 		   c->io.ib_ready ? dev_name(&c->io.ibdev->dev) : "-",
 		   c->kctrl[0] ? c->kctrl : "-", c->traddr, c->trsvcid,
@@ -1851,7 +1946,10 @@ static void fxblk_peerq_show_member(struct seq_file *s,
 		   (s64)atomic64_read(&c->ios[1]),
 		   (s64)atomic64_read(&c->bytes[1]),
 		   (s64)atomic64_read(&c->errors),
-		   (s64)atomic64_read(&c->dma_bytes), c->why);
+		   (s64)atomic64_read(&c->dma_bytes),
+		   (s64)atomic64_read(&c->fua_writes),
+		   (s64)atomic64_read(&c->flushes),
+		   test_bit(0, &m->peerq_unflushed), c->why);
 }
 
 void fxblk_peerq_member_info(struct fxblk_member *m, u32 *state, char *nic,

@@ -36,7 +36,11 @@ void fxblk_peerq_member_info(struct fxblk_member *m, u32 *state, char *nic,
  * block path, or refuses DMA-only memory.
  */
 int fxblk_peerq_rw(struct block_device *bdev, struct fxblk_peer_reg *reg,
-		   u64 pos, u64 dev_off, u64 len, bool write);
+		   u64 pos, u64 dev_off, u64 len, bool write, bool fua);
+/* A member's peer queue completed writes no Flush has covered yet. */
+bool fxblk_peerq_flush_due(struct fxblk_volume *vol);
+/* Flush those (process context); -EIO if one could not be. */
+int fxblk_peerq_flush(struct fxblk_volume *vol);
 #else
 static inline int fxblk_peerq_init(void)
 {
@@ -64,9 +68,19 @@ static inline void fxblk_peerq_member_info(struct fxblk_member *m,
 
 static inline int fxblk_peerq_rw(struct block_device *bdev,
 				 struct fxblk_peer_reg *reg, u64 pos,
-				 u64 dev_off, u64 len, bool write)
+				 u64 dev_off, u64 len, bool write, bool fua)
 {
 	return -EOPNOTSUPP;
+}
+
+static inline bool fxblk_peerq_flush_due(struct fxblk_volume *vol)
+{
+	return false;
+}
+
+static inline int fxblk_peerq_flush(struct fxblk_volume *vol)
+{
+	return 0;
 }
 #endif
 

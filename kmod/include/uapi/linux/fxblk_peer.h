@@ -160,7 +160,8 @@ enum fxblk_peer_op {
 
 /* RW flags (in) */
 #define FXBLK_PEER_RW_ASYNC	(1U << 0)
-#define FXBLK_PEER_RW_ALL	FXBLK_PEER_RW_ASYNC
+#define FXBLK_PEER_RW_FUA	(1U << 1)  /* OP_WRITE: durable on completion */
+#define FXBLK_PEER_RW_ALL	(FXBLK_PEER_RW_ASYNC | FXBLK_PEER_RW_FUA)
 
 /*
  * FXBLK_PEER_IOC_RW: move @len bytes between [buf_off, buf_off+len) of the
@@ -172,6 +173,14 @@ enum fxblk_peer_op {
  * 0 once submitted; the completion {user_data, result} is queued for
  * FXBLK_PEER_IOC_REAP and @eventfd (if >= 0) is signalled. eventfd must be
  * -1 without RW_ASYNC.
+ * Durability: with RW_FUA (OP_WRITE only) the data is on stable media of
+ * every member it went to when the RW completes (FUA on each command, on
+ * the block path and on the peer queues); without it, an fsync/fdatasync
+ * of the disk (any fd of /dev/fxN) makes every write completed before it
+ * durable, also those the peer queues moved: the volume's flush sends an
+ * NVMe Flush on each association that completed writes since its last one
+ * (a Flush covers only what its own controller completed), and fails (EIO)
+ * if such an association went down before it could.
  * The disk's page cache is kept coherent as O_DIRECT keeps it: dirty
  * cached blocks of the range are written back before the I/O, and for a
  * write the cached pages of the range are dropped (before, and after a
