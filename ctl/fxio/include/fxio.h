@@ -65,7 +65,8 @@ FXIO_API int fxio_close(fxio_handle_t h);
 FXIO_API int fxio_buf_register(const void *base, size_t len, unsigned flags);
 FXIO_API int fxio_buf_deregister(const void *base);
 
-/* @base: the buffer (registered or not); the I/O uses base + buf_off. */
+/* @base: the buffer (registered or not); the I/O uses base + buf_off.
+ * A write that returned is not yet durable: see fxio_sync. */
 FXIO_API ssize_t fxio_read(fxio_handle_t h, void *base, size_t size, off_t dev_off, off_t buf_off);
 FXIO_API ssize_t fxio_write(fxio_handle_t h, const void *base, size_t size, off_t dev_off,
 		   off_t buf_off);
@@ -117,6 +118,14 @@ struct fxio_completion {
  * of fxio_poll and fxio_poll_completions collects them first. */
 FXIO_API int fxio_poll_completions(fxio_handle_t h, struct fxio_completion *c, int max,
 				   int timeout_ms);
+/* Makes every write completed on @h's disk before the call durable,
+ * whichever path moved it (since 0.2): fdatasync(2) of the disk. On
+ * /dev/fxN that flushes every member and also fxblk's own NVMe-oF queues
+ * that completed direct writes (an NVMe Flush covers only its own
+ * controller's writes). Writes still in flight (fxio_submit_write not yet
+ * polled) are not covered. 0, or -errno: EIO if a write may not be durable
+ * (as fsync(2): report it, write the data again). */
+FXIO_API int fxio_sync(fxio_handle_t h);
 /* "direct", "staged", "posix" or "none" for an enum fxio_path. */
 FXIO_API const char *fxio_path_str(int path);
 /* What runs the staged path's disk I/O on @h: "io_uring", or "threads

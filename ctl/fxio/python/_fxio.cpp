@@ -110,6 +110,17 @@ public:
 					 c[i].why ? c[i].why : "");
 		return out;
 	}
+	void sync()
+	{
+		int r;
+		fxio_handle_t h = live();
+		{
+			py::gil_scoped_release nogil;
+			r = fxio_sync(h);
+		}
+		if (r < 0)
+			raise_errno(r, path_);
+	}
 	std::string last_path() { return fxio_last_path(live()); }
 	std::string last_reason() { return fxio_last_reason(live()); }
 	std::string disk_queue() { return fxio_disk_queue(live()); }
@@ -187,6 +198,7 @@ PYBIND11_MODULE(_fxio, m)
 		.def("write", &Handle::write)
 		.def("submit", &Handle::submit)
 		.def("poll", &Handle::poll)
+		.def("sync", &Handle::sync)
 		.def("last_path", &Handle::last_path)
 		.def("last_reason", &Handle::last_reason)
 		.def("disk_queue", &Handle::disk_queue)

@@ -249,6 +249,8 @@ public:
 	{
 		return ::ftruncate(fd_, static_cast<off_t>(size)) ? -errno : 0;
 	}
+	// On /dev/fxN this flushes the members and fxblk's peer queues too.
+	int sync() override { return ::fdatasync(fd_) ? -errno : 0; }
 	std::unique_ptr<DiskQueue> queue(unsigned depth, std::string &why) override
 	{
 #ifdef FXIO_HAVE_LIBURING

@@ -63,6 +63,9 @@ public:
 	virtual Geometry geometry() const { return {}; }
 	// A growable file: cut to @size bytes; 0 or -errno.
 	virtual int truncate(std::uint64_t) { return -EOPNOTSUPP; }
+	// Every write completed so far on stable media (fdatasync(2)); 0 or
+	// -errno. A disk without a volatile cache has nothing to do.
+	virtual int sync() { return 0; }
 	// A queue for @depth I/Os in flight; @why says why it is not io_uring
 	// when it is not (unchanged otherwise).
 	virtual std::unique_ptr<DiskQueue> queue(unsigned depth, std::string &why)

@@ -251,6 +251,13 @@ const char *fxio_reason_str(int reason)
 	return "unknown reason";
 }
 
+int fxio_sync(fxio_handle_t h)
+{
+	if (!h)
+		return -EBADF;
+	return h->f->sync();
+}
+
 int fxio_get_stats(fxio_handle_t h, struct fxio_stats *out)
 {
 	if (!h)

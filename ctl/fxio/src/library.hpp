@@ -113,6 +113,8 @@ public:
 	int poll(Completion *c, int max, int timeout_ms);
 
 	fxio_stats stats();
+	// The disk's fdatasync: every write completed on it (any path) durable.
+	int sync() { return dev_->sync(); }
 	BouncePool *pool();  // created on first staged I/O; null if mmap failed
 	BlockDev &dev() { return *dev_; }
 	// Disk I/Os in flight per staged request, and what runs them

@@ -67,8 +67,14 @@ public:
 	std::uint64_t size() const override { return data.size(); }
 	std::uint32_t block_size() const override { return bs_; }
 	int fd() const override { return fake_fd; }
+	int sync() override
+	{
+		++syncs;
+		return sync_error;
+	}
 
 	std::vector<char> data;
+	int syncs = 0, sync_error = 0;
 	std::uint64_t short_read_at = 0;
 	int read_error = 0, write_error = 0;  // fail the Nth call
 	int fake_fd = -1;
@@ -505,6 +511,20 @@ TEST_CASE("posix path: a buffer never registered works, aligned or not")
 	CHECK(r.file->write(b.p, 4096, (2 << 20) - 512, 0, o) == -ENOSPC);
 }
 
+TEST_CASE("sync: File::sync is the disk's, its error returned as is")
+{
+	LibRig r;
+	Buffer b(65536);
+	Outcome o;
+	REQUIRE(r.file->write(b.p, 8192, 4096, 0, o) == 8192);
+	CHECK(r.dev->syncs == 0);  // a write alone never syncs
+	CHECK(r.file->sync() == 0);
+	CHECK(r.dev->syncs == 1);
+	r.dev->sync_error = -EIO;
+	CHECK(r.file->sync() == -EIO);
+	CHECK(r.dev->syncs == 2);
+}
+
 TEST_CASE("direct path with a fake kernel: RW on the registered pages")
 {
 	LibRig r;
@@ -742,6 +762,8 @@ TEST_CASE("C API: open a file, write and read back, path and stats")
 	CHECK(st.pool_slots >= 2);
 	CHECK(fxio_buf_deregister(rd.p) == 0);
 	CHECK(fxio_buf_deregister(rd.p) == -ENOENT);
+	CHECK(fxio_sync(h) == 0);  // fdatasync of the file
+	CHECK(fxio_sync(nullptr) == -EBADF);
 	CHECK(fxio_read(nullptr, rd.p, 1, 0, 0) == -EBADF);
 	CHECK(fxio_read(h, rd.p, 1, -1, 0) == -EINVAL);
 	CHECK(fxio_close(h) == 0);

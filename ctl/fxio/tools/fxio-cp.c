@@ -10,7 +10,8 @@
  * emulated as device memory copied by the host engine (the staged path),
  * rocm maps it from the lab's fake kfd (/dev/fake_amdkfd, tests/peer) and
  * registers it as HIP memory, with no HIP runtime in the process
- * (44-peer-queue.sh). Prints "path=P reason=R overlapped=N" on stdout.
+ * (44-peer-queue.sh). A write ends with fxio_sync (durable on return, as
+ * dd conv=fdatasync), unless FXIO_CP_NOSYNC=1 (a lab control, 55). Prints "path=P reason=R overlapped=N" on stdout.
  */
 #define _GNU_SOURCE
 #include <fxio.h>
@@ -88,6 +89,9 @@ int main(int argc, char **argv)
 		return die(wr ? "fxio_write" : "fxio_read", n < 0 ? n : -EIO);
 	if (!wr && write(f, buf + buf_off, len) != (ssize_t)len)
 		return die(argv[6], -EIO);
+	const char *nosync = getenv("FXIO_CP_NOSYNC");
+	if (wr && !(nosync && !strcmp(nosync, "1")) && (r = fxio_sync(h)))
+		return die("fxio_sync", r);
 	struct fxio_stats st;
 	fxio_get_stats(h, &st);
 	printf("path=%s reason=\"%s\" overlapped=%" PRIu64 " chunks=%" PRIu64 "\n",

@@ -130,6 +130,12 @@ class File:
         del keep
         return n
 
+    def sync(self):
+        """Makes every write completed on this file durable (fdatasync of
+        the disk; on /dev/fxN also of fxblk's peer queues, which carry the
+        direct writes). OSError (EIO) if some may not be."""
+        self._h.sync()
+
     @property
     def last_path(self):
         """'direct', 'staged', 'posix' or 'none': this thread's last

@@ -147,11 +147,14 @@ def _as_numpy(name, t):
     return a, _NP_TO_ST[a.dtype]
 
 
-def save(tensors, path, metadata=None):
+def save(tensors, path, metadata=None, sync=True):
     """Writes {name: numpy array or torch tensor} to @path as safetensors
     (a checkpoint), through libfxio. Tensors are packed largest element
     first (so every tensor starts aligned to its element size), the header
-    padded with spaces to a multiple of 8 bytes."""
+    padded with spaces to a multiple of 8 bytes. With @sync (the default)
+    the file's data is durable when save returns (File.sync(): a crash
+    then loses no byte of the checkpoint); sync=False leaves that to the
+    caller, as torch.save does."""
     items = []
     for name, t in tensors.items():
         a, st = _as_numpy(name, t)
@@ -179,4 +182,6 @@ def save(tensors, path, metadata=None):
             if a.nbytes:
                 f.write_from(a.reshape(-1).view(np.uint8),
                              start + header[name]["data_offsets"][0])
+        if sync:
+            f.sync()
     return total

@@ -198,3 +198,13 @@ def test_stats_and_depth(disk):
         assert s["disk_queue"] == "io_uring"
         assert s["staged_chunks"] >= 3
         assert s["pool_slots"] >= s["queue_depth"] + 2
+
+
+def test_sync(disk):
+    path, _ = disk
+    with fxio.open(path, "rw") as f:
+        a = np.full(8192, 7, dtype=np.uint8)
+        f.write_from(a, 4096)
+        assert f.sync() is None  # fdatasync of the file: no error
+    with pytest.raises(ValueError):
+        f.sync()  # closed
