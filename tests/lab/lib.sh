@@ -134,6 +134,27 @@ fx_mstat() {
 	echo $((h > s ? h : s))
 }
 
+# fx_crash_setup: for a crash test (`--persist --boots N`, N >= 2, 4
+# members): M = the first 4 of FX_MEMBERS, P = the persistent scratch dir
+fx_crash_setup() {
+	read -r -a M <<<"${FX_MEMBERS:-}"
+	[ "${#M[@]}" -ge 4 ] || fail "needs 4 members in FX_MEMBERS (got '${FX_MEMBERS:-}')"
+	M=("${M[@]:0:4}")
+	P=${FX_PERSIST_DIR:-}
+	[ -n "$P" ] && [ -d "$P" ] || fail "needs the lab's --persist (FX_PERSIST_DIR unset)"
+	[[ ${FX_BOOT:-} =~ ^[0-9]+$ ]] && [ "${FX_BOOTS:-1}" -ge 2 ] ||
+		fail "needs --boots N, N >= 2 (FX_BOOT='${FX_BOOT:-}' FX_BOOTS='${FX_BOOTS:-}')"
+}
+
+# fx_peerq_sum FXN FIELD [MEMBER]: the sum of FIELD=N over the lines of
+# fxN's members (or member MEMBER's) in fxblk's debugfs peerq file
+fx_peerq_sum() {
+	awk -v f="$2" -v m="${3:-}" -v v="$1" '
+		$1 == v && (m == "" || $2 == "member=" m) {
+			for (i = 3; i <= NF; i++) { split($i, kv, "="); if (kv[1] == f) s += kv[2] } }
+		END { print s + 0 }' /sys/kernel/debug/fxblk/peerq
+}
+
 # skip REASON: a sub-check that cannot run here says so (make check shows
 # these lines as notes under the test); the test goes on.
 skip() { echo "SKIP: $FX_TEST: $*"; }

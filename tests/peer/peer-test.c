@@ -43,7 +43,11 @@
  *                                        refused); rocm-refused,
  *                                        ascend-refused: the same, the RW
  *                                        must fail with EREMOTEIO and move
- *                                        nothing
+ *                                        nothing; MEM may end in +fua (the
+ *                                        write with FXBLK_PEER_RW_FUA; a
+ *                                        read with it must fail EINVAL)
+ *                                        and/or +fsync (fsync of DEV after
+ *                                        it), e.g. host+fua (55-peer-crash)
  *
  * DEV is /dev/fxN striped with 64 KiB chunks over at least 2 members.
  */
@@ -209,6 +213,16 @@ static int rw(int ctl, uint64_t h, uint32_t op, int fd, uint64_t buf_off,
 {
 	struct fxblk_peer_rw a = rw_args(h, op, fd, buf_off, dev_off, len);
 
+	return ioctl(ctl, FXBLK_PEER_IOC_RW, &a);
+}
+
+static int rw_flagged(int ctl, uint64_t h, uint32_t op, int fd,
+		      uint64_t buf_off, uint64_t dev_off, uint64_t len,
+		      uint32_t flags)
+{
+	struct fxblk_peer_rw a = rw_args(h, op, fd, buf_off, dev_off, len);
+
+	a.flags = flags;
 	return ioctl(ctl, FXBLK_PEER_IOC_RW, &a);
 }
 
@@ -1454,9 +1468,9 @@ static void file_io(const char *path, void *p, size_t n, int out)
 	close(fd);
 }
 
-static int cmd_rwfile(const char *op, const char *path, uint64_t buf_off,
-		      uint64_t dev_off, uint64_t len, const char *file,
-		      const char *mem)
+static int rwfile(const char *op, const char *path, uint64_t buf_off,
+		  uint64_t dev_off, uint64_t len, const char *file,
+		  const char *mem, uint32_t rw_flags, int do_fsync)
 {
 	int write_op = !strcmp(op, "write");
 	uint64_t size = (buf_off + len + 8191) & ~4095ULL, i;
@@ -1497,16 +1511,35 @@ static int cmd_rwfile(const char *op, const char *path, uint64_t buf_off,
 		expect(ioctl(ctl, FXBLK_PEER_IOC_RW, &a), EREMOTEIO,
 		       "asynchronous RW of DMA-only memory");
 	}
+	if (rw_flags & FXBLK_PEER_RW_FUA) {
+		struct fxblk_peer_rw a = rw_args(r.handle, FXBLK_PEER_OP_READ,
+						 dev, buf_off, dev_off, len);
+
+		if (!write_op)
+			fail("rwfile: +fua is for writes");
+		a.flags = FXBLK_PEER_RW_FUA;
+		expect(ioctl(ctl, FXBLK_PEER_IOC_RW, &a), EINVAL,
+		       "a read with FXBLK_PEER_RW_FUA");
+	}
 	if (refused) {
-		expect(rw(ctl, r.handle, opc, dev, buf_off, dev_off, len),
+		expect(rw_flagged(ctl, r.handle, opc, dev, buf_off, dev_off,
+				  len, rw_flags),
 		       EREMOTEIO, "RW of DMA-only memory here");
-	} else if (rw(ctl, r.handle, opc, dev, buf_off, dev_off, len)) {
+	} else if (rw_flagged(ctl, r.handle, opc, dev, buf_off, dev_off, len,
+			      rw_flags)) {
 		fail("RW %s of %" PRIu64 " bytes at %" PRIu64 " (buffer +%"
 		     PRIu64 "): %s", op, len, dev_off, buf_off,
 		     strerror(errno));
 	} else {
-		good("RW %s of %" PRIu64 " bytes at %" PRIu64 " (buffer +%"
-		     PRIu64 ")", op, len, dev_off, buf_off);
+		good("RW %s%s of %" PRIu64 " bytes at %" PRIu64
+		     " (buffer +%" PRIu64 ")", op,
+		     rw_flags & FXBLK_PEER_RW_FUA ? " (FUA)" : "", len,
+		     dev_off, buf_off);
+	}
+	if (do_fsync) {
+		if (fsync(dev))
+			fail("fsync %s after the RW: %s", path, strerror(errno));
+		good("fsync %s", path);
 	}
 	for (i = 0; i < size; i++)
 		if ((i < buf_off || i >= buf_off + len) && buf[i] != 0xa5)
@@ -1523,6 +1556,29 @@ static int cmd_rwfile(const char *op, const char *path, uint64_t buf_off,
 		file_io(file, buf + buf_off, len, 1);
 	expect(dereg(ctl, r.handle), 0, "DEREGISTER");
 	return 0;
+}
+
+static int cmd_rwfile(const char *op, const char *path, uint64_t buf_off,
+		      uint64_t dev_off, uint64_t len, const char *file,
+		      const char *mem_arg)
+{
+	char mem[64], *plus;
+	uint32_t rw_flags = 0;
+	int do_fsync = 0;
+
+	snprintf(mem, sizeof(mem), "%s", mem_arg);
+	while ((plus = strrchr(mem, '+'))) {
+		if (!strcmp(plus, "+fua"))
+			rw_flags |= FXBLK_PEER_RW_FUA;
+		else if (!strcmp(plus, "+fsync"))
+			do_fsync = 1;
+		else
+			fail("rwfile: '%s' in '%s' is neither +fua nor +fsync",
+			     plus, mem_arg);
+		*plus = '\0';
+	}
+	return rwfile(op, path, buf_off, dev_off, len, file, mem, rw_flags,
+		      do_fsync);
 }
 
 int main(int argc, char **argv)

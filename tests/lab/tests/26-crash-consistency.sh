@@ -53,13 +53,7 @@
 # block layer drops the flushes and FUA sent to it; break=corrupt overwrites
 # one acknowledged raw block before the check in boot 2.
 . /lab/lib.sh
-read -r -a M <<<"${FX_MEMBERS:-}"
-[ "${#M[@]}" -ge 4 ] || fail "needs 4 members in FX_MEMBERS (got '${FX_MEMBERS:-}')"
-M=("${M[@]:0:4}")
-P=${FX_PERSIST_DIR:-}
-[ -n "$P" ] && [ -d "$P" ] || fail "needs the lab's --persist (FX_PERSIST_DIR unset)"
-[[ ${FX_BOOT:-} =~ ^[0-9]+$ ]] && [ "${FX_BOOTS:-1}" -ge 2 ] ||
-	fail "needs --boots N, N >= 2 (FX_BOOT='${FX_BOOT:-}' FX_BOOTS='${FX_BOOTS:-}')"
+fx_crash_setup
 K=$FX_BOOT LAST=$FX_BOOTS
 
 MAX_SECS=45 BREAK= SEED=

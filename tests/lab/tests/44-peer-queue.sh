@@ -96,12 +96,7 @@ fx_json fxctl -o json peer status
 expect_eq "$(peerq_count none "")" 4 "fxctl peer status: no peer queues before the first peer RW"
 
 # sum of FIELD=N over the volume's members (or member $2 only)
-peer_sum() {
-	awk -v f="$1" -v m="${2:-}" -v v="$NAME" '
-		$1 == v && (m == "" || $2 == "member=" m) {
-			for (i = 3; i <= NF; i++) { split($i, kv, "="); if (kv[1] == f) s += kv[2] } }
-		END { print s + 0 }' $DBG
-}
+peer_sum() { fx_peerq_sum "$NAME" "$@"; }
 # reads and writes completed by every nvme block device, heads and paths
 block_ios() {
 	cat /sys/block/nvme*/stat | awk '{ s += $1 + $5 } END { print s + 0 }'
