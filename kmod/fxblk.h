@@ -104,8 +104,12 @@ struct fxblk_member {
 	struct fxblk_stat_cpu __percpu *stats;
 	/* fxblk's own association (fxblk_peerq.c); vol->peerq_sem */
 	struct fxblk_peerq_ctrl *peerq;
-	/* bit 0: it completed writes no Flush of it has covered yet */
+	/*
+	 * bit 0: it completed writes no Flush of it has covered yet; bit 1:
+	 * an association that had went away unflushed (the next flush: EIO)
+	 */
 	unsigned long peerq_unflushed;
+	unsigned int peerq_failures;	/* opens failed or stopped in a row */
 
 	/* Health (fxblk_health.c); written from completions, any context. */
 	unsigned int state;		/* enum fxblk_state */

@@ -90,6 +90,16 @@ void fxblk_member_close(struct fxblk_member *m)
 }
 #endif
 
+/* The kernel treats @bdev as having a volatile write cache (flushes sent). */
+bool fxblk_bdev_write_cache(struct block_device *bdev)
+{
+#ifdef FXBLK_HAVE_BDEV_WRITE_CACHE
+	return bdev_write_cache(bdev);
+#else
+	return test_bit(QUEUE_FLAG_WC, &bdev_get_queue(bdev)->queue_flags);
+#endif
+}
+
 sector_t fxblk_bdev_sectors(struct block_device *bdev)
 {
 #ifdef FXBLK_HAVE_BDEV_NR_SECTORS

@@ -160,6 +160,7 @@ extern const struct blk_holder_ops fxblk_holder_ops;
 int fxblk_member_open(struct fxblk_member *m, void *holder);
 void fxblk_member_close(struct fxblk_member *m);
 sector_t fxblk_bdev_sectors(struct block_device *bdev);
+bool fxblk_bdev_write_cache(struct block_device *bdev);
 bool fxblk_bdev_nowait(struct block_device *bdev);
 bool fxblk_bdev_poll(struct block_device *bdev);
 bool fxblk_bdev_p2pdma(struct block_device *bdev);

@@ -63,7 +63,11 @@
 #define FXBLK_PEERQ_KATO_MS	5000	/* Keep Alive Timeout we ask for */
 #define FXBLK_PEERQ_CMD_TIMEOUT	(30 * HZ)
 #define FXBLK_PEERQ_MAX_PAGES	256	/* 4 KiB pages per MR: 1 MiB */
-#define FXBLK_PEERQ_RETRY	(10 * HZ)	/* after a failed open */
+/* Back-off after a failed open or a stop: 1 s, doubling, at most 64 s. */
+#define FXBLK_PEERQ_RETRY_MIN	HZ
+#define FXBLK_PEERQ_RETRY_SHIFT	6
+#define FXBLK_PEERQ_UNFLUSHED	0	/* bits of member->peerq_unflushed */
+#define FXBLK_PEERQ_LOST_UNFLUSHED 1
 #define FXBLK_PEERQ_SGLS_KEYED	(1U << 2)	/* Identify SGLS bit 2 */
 /* Status of a command failed by a stop: above any (status >> 1) of a CQE. */
 #define FXBLK_PEERQ_ABORTED	0x8000
@@ -193,6 +197,7 @@ struct fxblk_peerq_ctrl {
 	u16 cntlid;
 	u16 maxcmd;
 	u8 mdts;
+	bool vwc;			/* a volatile write cache: flush writes */
 	u32 sgls;
 	u32 max_bytes;			/* of one Read/Write */
 	struct delayed_work ka_work;
@@ -1083,10 +1088,27 @@ static void fxblk_peerq_queue_free(struct fxblk_peerq_queue *q)
 
 /* ---- the association --------------------------------------------------- */
 
+/*
+ * When @ctrl's member may open an association again: as nvme-fabrics'
+ * reconnect_delay, but doubling with each failure in a row, so that an
+ * unreachable target costs one RW a connect attempt now and then.
+ */
+static void fxblk_peerq_backoff(struct fxblk_peerq_ctrl *ctrl)
+{
+	struct fxblk_member *m = ctrl->m;
+	unsigned int n = READ_ONCE(m->peerq_failures);
+
+	ctrl->retry_at = jiffies + (FXBLK_PEERQ_RETRY_MIN <<
+				    min_t(unsigned int, n,
+					  FXBLK_PEERQ_RETRY_SHIFT));
+	WRITE_ONCE(m->peerq_failures, n + 1);
+}
+
 static void fxblk_peerq_stop(struct fxblk_peerq_ctrl *ctrl, const char *why)
 {
 	mutex_lock(&ctrl->stop_lock);
 	if (ctrl->state == FXBLK_PEERQ_LIVE) {
+		fxblk_peerq_backoff(ctrl);
 		ctrl->state = FXBLK_PEERQ_DOWN;
 		strscpy(ctrl->why, why, sizeof(ctrl->why));
 		pr_info("peer queues of %s (%s) down: %s\n", ctrl->m->disk_name,
@@ -1243,6 +1265,7 @@ static int fxblk_peerq_identify(struct fxblk_peerq_ctrl *ctrl)
 		ctrl->mdts = id->mdts;
 		ctrl->sgls = le32_to_cpu(id->sgls);
 		ctrl->maxcmd = le16_to_cpu(id->maxcmd);
+		ctrl->vwc = id->vwc & NVME_CTRL_VWC_PRESENT;
 	}
 	kfree(id);
 	if (ret)
@@ -1364,13 +1387,23 @@ static void fxblk_peerq_ctrl_free(struct fxblk_peerq_ctrl *ctrl)
 	kfree(ctrl);
 }
 
-/* Whether @m's association is due to be opened (again). */
+/*
+ * Whether @m's association is due to be opened (again): never, or failed
+ * or stopped and its back-off over; never for a member the volume lost
+ * (health state gone: it gets no I/O from fxblk, peer I/O neither).
+ */
 static bool fxblk_peerq_member_due(struct fxblk_member *m)
 {
 	struct fxblk_peerq_ctrl *ctrl = m->peerq;
+	int state;
 
-	return !ctrl || (ctrl->state == FXBLK_PEERQ_FAILED &&
-			 time_after_eq(jiffies, ctrl->retry_at));
+	if (READ_ONCE(m->state) == FXBLK_STATE_GONE)
+		return false;
+	if (!ctrl)
+		return true;
+	state = READ_ONCE(ctrl->state);
+	return (state == FXBLK_PEERQ_FAILED || state == FXBLK_PEERQ_DOWN) &&
+	       time_after_eq(jiffies, READ_ONCE(ctrl->retry_at));
 }
 
 /*
@@ -1420,6 +1453,10 @@ static void fxblk_peerq_member_open(struct fxblk_member *m,
 	if (old) {
 		m->peerq = NULL;
 		fxblk_peerq_ctrl_free(old);
+		/* a Flush on the new association would not cover them */
+		if (test_and_clear_bit(FXBLK_PEERQ_UNFLUSHED,
+				       &m->peerq_unflushed))
+			set_bit(FXBLK_PEERQ_LOST_UNFLUSHED, &m->peerq_unflushed);
 	}
 	mutex_lock(&fxblk_peerq_ctrls_lock);
 	list_add_tail(&ctrl->node, &fxblk_peerq_ctrls);
@@ -1432,6 +1469,7 @@ static void fxblk_peerq_member_open(struct fxblk_member *m,
 	if (live) {
 		ctrl->state = FXBLK_PEERQ_LIVE;
 		ctrl->why[0] = '\0';
+		WRITE_ONCE(m->peerq_failures, 0);
 	}
 	mutex_unlock(&ctrl->stop_lock);
 	if (!live) {
@@ -1447,9 +1485,10 @@ static void fxblk_peerq_member_open(struct fxblk_member *m,
 out_failed:
 	fxblk_peerq_ctrl_teardown(ctrl);
 	ctrl->state = FXBLK_PEERQ_FAILED;
-	ctrl->retry_at = jiffies + FXBLK_PEERQ_RETRY;
-	pr_info("%s: peer queues of member %u (%s) not opened: %s\n",
-		m->vol->disk->disk_name, m->index, m->disk_name, ctrl->why);
+	fxblk_peerq_backoff(ctrl);
+	pr_info("%s: peer queues of member %u (%s) not opened: %s (again in %u s)\n",
+		m->vol->disk->disk_name, m->index, m->disk_name, ctrl->why,
+		jiffies_to_msecs(ctrl->retry_at - jiffies) / 1000);
 }
 
 static bool fxblk_peerq_vol_live(struct fxblk_volume *vol)
@@ -1461,8 +1500,27 @@ static bool fxblk_peerq_vol_live(struct fxblk_volume *vol)
 
 		if (!ctrl || READ_ONCE(ctrl->state) != FXBLK_PEERQ_LIVE)
 			return false;
+		if (READ_ONCE(vol->members[i].state) == FXBLK_STATE_GONE)
+			return false;
 	}
 	return true;
+}
+
+/*
+ * A member the volume lost keeps no association: fxblk sends it nothing
+ * any more (an admin may be replacing it). Under vol->peerq_sem.
+ */
+static void fxblk_peerq_stop_gone(struct fxblk_volume *vol)
+{
+	unsigned int i;
+
+	for (i = 0; i < vol->nr_members; i++) {
+		struct fxblk_peerq_ctrl *ctrl = vol->members[i].peerq;
+
+		if (ctrl && READ_ONCE(ctrl->state) == FXBLK_PEERQ_LIVE &&
+		    READ_ONCE(vol->members[i].state) == FXBLK_STATE_GONE)
+			fxblk_peerq_stop(ctrl, "member gone");
+	}
 }
 
 /* A member whose association could be opened now. */
@@ -1510,6 +1568,7 @@ static int fxblk_peerq_vol_get(struct fxblk_volume *vol)
 	down_read(&vol->peerq_sem);
 	if (fxblk_peerq_vol_live(vol))
 		return 0;
+	fxblk_peerq_stop_gone(vol);
 	if (!fxblk_peerq_vol_due(vol))
 		goto out;
 	up_read(&vol->peerq_sem);
@@ -1590,9 +1649,17 @@ static void fxblk_peerq_piece_done(void *priv, u16 status,
 			atomic64_add(p->bytes, &p->ctrl->dma_bytes);
 		if (p->fua)
 			atomic64_inc(&p->ctrl->fua_writes);
-		/* before the RW returns: a flush after it sees this */
-		else if (p->write)
-			set_bit(0, &p->ctrl->m->peerq_unflushed);
+		/*
+		 * Before the RW returns, so a flush after it sees this; not
+		 * where the kernel treats the member as having no volatile
+		 * write cache (Identify VWC, or what nvme host decided for
+		 * its disk: 7.3 over null_blk says write through): its
+		 * completed writes are durable, and no flush would come.
+		 */
+		else if (p->write && p->ctrl->vwc &&
+			 fxblk_bdev_write_cache(p->ctrl->m->bdev))
+			set_bit(FXBLK_PEERQ_UNFLUSHED,
+				&p->ctrl->m->peerq_unflushed);
 	}
 	sg_free_table(&p->sgt);
 	kfree(p);
@@ -1844,7 +1911,7 @@ bool fxblk_peerq_flush_due(struct fxblk_volume *vol)
 	unsigned int i;
 
 	for (i = 0; i < vol->nr_members; i++)
-		if (test_bit(0, &vol->members[i].peerq_unflushed))
+		if (READ_ONCE(vol->members[i].peerq_unflushed))
 			return true;
 	return false;
 }
@@ -1878,7 +1945,14 @@ int fxblk_peerq_flush(struct fxblk_volume *vol)
 		struct fxblk_member *m = &vol->members[i];
 		struct fxblk_peerq_ctrl *ctrl = m->peerq;
 
-		if (!test_and_clear_bit(0, &m->peerq_unflushed))
+		if (test_and_clear_bit(FXBLK_PEERQ_LOST_UNFLUSHED,
+				       &m->peerq_unflushed)) {
+			pr_warn_ratelimited("%s: member %u: an association that completed writes closed before a flush: they may not be durable\n",
+					    vol->disk->disk_name, i);
+			ret = -EIO;
+		}
+		if (!test_and_clear_bit(FXBLK_PEERQ_UNFLUSHED,
+					&m->peerq_unflushed))
 			continue;
 		init_completion(&f[i].w.done);
 		if (ctrl) {
@@ -1934,11 +2008,11 @@ static void fxblk_peerq_show_member(struct seq_file *s,
 		seq_puts(s, " state=none\n");
 		return;
 	}
-	seq_printf(s, " state=%s nic=%s kctrl=%s traddr=%s trsvcid=%s subsysnqn=%s nsid=%u cntlid=%u mdts=%u sgls=0x%x keyed_sgl=%d max_bytes=%u depth=%u keep_alives=%lld reads=%lld read_bytes=%lld writes=%lld write_bytes=%lld errors=%lld dma_bytes=%lld fua_writes=%lld flushes=%lld unflushed=%d why=%s\n",
+	seq_printf(s, " state=%s nic=%s kctrl=%s traddr=%s trsvcid=%s subsysnqn=%s nsid=%u cntlid=%u mdts=%u vwc=%d sgls=0x%x keyed_sgl=%d max_bytes=%u depth=%u keep_alives=%lld reads=%lld read_bytes=%lld writes=%lld write_bytes=%lld errors=%lld dma_bytes=%lld fua_writes=%lld flushes=%lld unflushed=%d why=%s\n",
 		   fxblk_peerq_state_name[c->state],
 		   c->io.ib_ready ? dev_name(&c->io.ibdev->dev) : "-",
 		   c->kctrl[0] ? c->kctrl : "-", c->traddr, c->trsvcid,
-		   c->subsysnqn, c->nsid, c->cntlid, c->mdts, c->sgls,
+		   c->subsysnqn, c->nsid, c->cntlid, c->mdts, c->vwc, c->sgls,
 		   !!(c->sgls & FXBLK_PEERQ_SGLS_KEYED), c->max_bytes,
 		   FXBLK_PEERQ_DEPTH, (s64)atomic64_read(&c->ka_sent),
 		   (s64)atomic64_read(&c->ios[0]),
@@ -1949,7 +2023,8 @@ static void fxblk_peerq_show_member(struct seq_file *s,
 		   (s64)atomic64_read(&c->dma_bytes),
 		   (s64)atomic64_read(&c->fua_writes),
 		   (s64)atomic64_read(&c->flushes),
-		   test_bit(0, &m->peerq_unflushed), c->why);
+		   test_bit(FXBLK_PEERQ_UNFLUSHED, &m->peerq_unflushed),
+		   c->why);
 }
 
 void fxblk_peerq_member_info(struct fxblk_member *m, u32 *state, char *nic,
