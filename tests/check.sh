@@ -421,7 +421,8 @@ parse_header() {
 # line. Only when FXBLK_LAB_KERNELS is not given: make check-debug (and any
 # narrowed run) chooses its kernels itself.
 DEBUG_QUICK=(tests/lab/debug/20-fail-make-request.sh tests/lab/tests/45-peer-fuzz.sh
-	tests/lab/debug/90-kmemleak.sh tests/lab/tests/44-peer-queue.sh)
+	tests/lab/debug/90-kmemleak.sh tests/lab/tests/44-peer-queue.sh
+	tests/lab/tests/55-peer-crash.sh tests/lab/tests/56-peer-reconnect.sh)
 DEBUG_QUICK_ON=0
 if [ -z "${FXBLK_LAB_KERNELS:-}" ]; then
 	if [ "$FULL" != 1 ]; then

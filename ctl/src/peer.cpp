@@ -112,6 +112,7 @@ PeerFacts collect_peer_facts(Env &env)
 			f.node_reason = fmt::format("listing providers failed: {}", std::strerror(-e));
 	}
 	f.engines = fxio::probe_engines();
+	f.topology = read_topology("/sys");
 	try {
 		auto c = env.connect();
 		std::vector<PeerVolume> vols;
@@ -171,6 +172,7 @@ json peer_status_doc(const PeerFacts &f)
 	doc["paths"] = {path_verdict(f, "host", "host", "host"),
 			path_verdict(f, "rocm", "rocm", "hip"),
 			path_verdict(f, "ascend", "ascend", "acl")};
+	doc["topology"] = f.topology ? topology_doc(*f.topology) : json();
 	return doc;
 }
 
@@ -264,6 +266,8 @@ std::string text_peer_status(const json &doc)
 	for (const auto &p : doc["paths"])
 		s += fmt::format("{:<8} {:<12} {}\n", p["memory"].get<std::string>(),
 				 p["path"].get<std::string>(), p["reason"].get<std::string>());
+	if (doc.contains("topology") && doc["topology"].is_object())
+		s += "\n" + text_topology(doc["topology"]);
 	return trimmed(s);
 }
 

@@ -9,6 +9,7 @@
 #include "engine.hpp"
 #include "peer_kernel.hpp"
 #include "render.hpp"
+#include "topology.hpp"
 
 #include <boost/program_options.hpp>
 #include <optional>
@@ -41,6 +42,7 @@ struct PeerFacts {
 	std::vector<fxio::KernelProvider> providers;
 	std::vector<fxio::EngineInfo> engines;
 	std::optional<std::vector<PeerVolume>> volumes;  // absent: fxblk not loaded
+	std::optional<Topology> topology;  // absent: not read
 };
 
 PeerFacts collect_peer_facts(Env &env);
@@ -55,7 +57,7 @@ std::optional<std::vector<PeerQueue>> peer_queues(const Volume &v);
 // (null: unknown), p2pdma_reason, peer_queues [{member, state (none,
 // opening, live, failed, down), nic}] (null: unknown)}] or null, paths
 // [{memory (host, rocm, ascend), path (direct, staged, posix, unavailable),
-// reason}].
+// reason}], topology (topology.hpp's topology_doc; null: not read).
 json peer_status_doc(const PeerFacts &f);
 std::string text_peer_status(const json &doc);
 

@@ -6,6 +6,9 @@
 
 #include <cstdlib>
 #include <fcntl.h>
+#include <filesystem>
+#include <fmt/format.h>
+#include <fstream>
 #include <string>
 #include <vector>
 #include <nlohmann/json.hpp>
@@ -194,4 +197,211 @@ TEST_CASE("peer bench on a file: posix and staged rows, direct says why not")
 	CHECK(doc["results"][2]["path"] == "direct");
 	if (doc["results"][2]["ran"] == false)  // no /dev/fxblk-peer here
 		CHECK(!doc["results"][2]["reason"].get<std::string>().empty());
+}
+
+// ---- topology: a fake /sys with a PCIe switch, a second root port and a
+// second host bridge -----------------------------------------------------------
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct FakeSys {
+	FakeSys()
+	{
+		char tmpl[] = "/tmp/fxctl-sysfs-XXXXXX";
+		REQUIRE(mkdtemp(tmpl));
+		root = tmpl;
+		fs::create_directories(root / "class/infiniband/rxe0");  // software: no device
+		fs::create_directories(root / "class/iommu/dmar0");
+		group(7, "identity");
+		// root port 00:01.0 -> switch 01:00.0 -> downstream 02:00.0 (GPU), 02:01.0 (NIC)
+		func("pci0000:00/0000:00:01.0", 0x8086, 0x060400);
+		func("pci0000:00/0000:00:01.0/0000:01:00.0", 0x10b5, 0x060400);
+		bridge("pci0000:00/0000:00:01.0/0000:01:00.0/0000:02:00.0", 0);
+		bridge("pci0000:00/0000:00:01.0/0000:01:00.0/0000:02:01.0", 0);
+		gpu = "pci0000:00/0000:00:01.0/0000:01:00.0/0000:02:00.0/0000:03:00.0";
+		func(gpu, 0x1002, 0x038000, 256ULL << 30, 192ULL << 30, 7);
+		nic("mlx5_0", "pci0000:00/0000:00:01.0/0000:01:00.0/0000:02:01.0/0000:04:00.0");
+		// another root port of the same host bridge; another host bridge
+		func("pci0000:00/0000:00:02.0", 0x8086, 0x060400);
+		nic("mlx5_1", "pci0000:00/0000:00:02.0/0000:05:00.0");
+		func("pci0000:80/0000:80:01.0", 0x8086, 0x060400);
+		nic("mlx5_2", "pci0000:80/0000:80:01.0/0000:81:00.0");
+	}
+	~FakeSys() { fs::remove_all(root); }
+	static void put(const fs::path &p, const std::string &s)
+	{
+		fs::create_directories(p.parent_path());
+		std::ofstream(p, std::ios::binary) << s;
+	}
+	void group(int n, const std::string &type)
+	{
+		put(root / "kernel/iommu_groups" / std::to_string(n) / "type", type + "\n");
+	}
+	void func(const std::string &path, unsigned vendor, unsigned cls, std::uint64_t bar = 0,
+		  std::uint64_t vram = 0, int iommu_group = -1, std::string config = std::string(64, '\0'))
+	{
+		fs::path d = root / "devices" / path;
+		fs::create_directories(d);
+		std::string bdf = d.filename().string();
+		put(d / "vendor", fmt::format("0x{:04x}\n", vendor));
+		put(d / "class", fmt::format("0x{:06x}\n", cls));
+		std::string res;
+		for (int i = 0; i < 6; ++i)
+			res += i == 0 && bar ? fmt::format("0x0000002000000000 0x{:016x} 0x000000000014220c\n",
+							   0x2000000000ULL + bar - 1)
+					     : "0x0000000000000000 0x0000000000000000 0x0000000000000000\n";
+		put(d / "resource", res);
+		if (vram)
+			put(d / "mem_info_vram_total", std::to_string(vram) + "\n");
+		put(d / "config", config);
+		if (iommu_group >= 0)
+			fs::create_directory_symlink(root / "kernel/iommu_groups" / std::to_string(iommu_group),
+						     d / "iommu_group");
+		fs::create_directories(root / "bus/pci/devices");
+		fs::create_directory_symlink(d, root / "bus/pci/devices" / bdf);
+	}
+	// a switch downstream port with an ACS capability at 0x100 (control @ctrl)
+	void bridge(const std::string &path, unsigned ctrl)
+	{
+		std::string c(4096, '\0');
+		c[0x100] = 0x0d;   // PCI_EXT_CAP_ID_ACS, version 1, next 0
+		c[0x102] = 0x01;
+		c[0x104] = 0x5f;   // capabilities
+		c[0x106] = static_cast<char>(ctrl & 0xff);
+		func(path, 0x10b5, 0x060400, 0, 0, -1, c);
+	}
+	void set_acs(const std::string &bdf, unsigned ctrl)
+	{
+		fs::path cfg = fs::canonical(root / "bus/pci/devices" / bdf) / "config";
+		std::string c(4096, '\0');
+		c[0x100] = 0x0d;
+		c[0x102] = 0x01;
+		c[0x104] = 0x5f;
+		c[0x106] = static_cast<char>(ctrl & 0xff);
+		put(cfg, c);
+	}
+	void nic(const std::string &name, const std::string &path)
+	{
+		func(path, 0x15b3, 0x020000, 32 << 20, 0, 7);
+		fs::create_directories(root / "class/infiniband" / name);
+		fs::create_directory_symlink(root / "devices" / path, root / "class/infiniband" / name / "device");
+	}
+	nlohmann::json pair(const nlohmann::json &doc, const std::string &nic,
+			    const std::string &acc = "0000:03:00.0")
+	{
+		for (const auto &p : doc["pairs"])
+			if (p["nic"] == nic && p["accelerator"] == acc)
+				return p;
+		FAIL("no pair with ", nic);
+		return {};
+	}
+	fs::path root;
+	std::string gpu;
+};
+
+}  // namespace
+
+TEST_CASE("topology: verdicts by PCI distance, ACS, IOMMU and BAR")
+{
+	FakeSys s;
+	auto doc = topology_doc(read_topology(s.root.string()));
+	INFO(doc.dump(1));
+	CHECK(doc["iommu"] == true);
+	REQUIRE(doc["accelerators"].size() == 1);
+	CHECK(doc["accelerators"][0]["pci"] == "0000:03:00.0");
+	CHECK(doc["accelerators"][0]["kind"] == "rocm");
+	CHECK(doc["accelerators"][0]["bar_bytes"] == 256ULL << 30);
+	CHECK(doc["accelerators"][0]["iommu"] == "identity");
+	REQUIRE(doc["nics"].size() == 4);
+	CHECK(doc["nics"][3]["name"] == "rxe0");
+	CHECK(doc["nics"][3]["pci"].is_null());
+	REQUIRE(doc["pairs"].size() == 4);
+
+	auto p = s.pair(doc, "mlx5_0");  // same switch, ACS off, passthrough
+	CHECK(p["distance"] == "switch");
+	CHECK(p["via"] == "0000:01:00.0");
+	CHECK(p["verdict"] == "ok");
+	CHECK(p["reasons"].empty());
+	p = s.pair(doc, "mlx5_1");  // another root port
+	CHECK(p["distance"] == "host_bridge");
+	CHECK(p["via"] == "pci0000:00");
+	CHECK(p["verdict"] == "maybe");
+	p = s.pair(doc, "mlx5_2");  // another host bridge
+	CHECK(p["distance"] == "cross_host_bridge");
+	CHECK(p["verdict"] == "no");
+	p = s.pair(doc, "rxe0");
+	CHECK(p["distance"] == "none");
+	CHECK(p["verdict"] == "no");
+	CHECK(p["reasons"][0].get<std::string>().find("software RDMA device") != std::string::npos);
+
+	std::string text = text_topology(doc);
+	CHECK(text.find("0000:03:00.0 <-> mlx5_0: ok (switch 0000:01:00.0)") != std::string::npos);
+	CHECK(text.find("RDMA rxe0: software device") != std::string::npos);
+
+	SUBCASE("ACS P2P redirect on the NIC's downstream port")
+	{
+		s.set_acs("0000:02:01.0", 0x0c);  // request and completion redirect
+		p = s.pair(topology_doc(read_topology(s.root.string())), "mlx5_0");
+		CHECK(p["verdict"] == "maybe");
+		REQUIRE(p["reasons"].size() == 1);
+		CHECK(p["reasons"][0].get<std::string>().find("ACS on 0000:02:01.0 redirects") !=
+		      std::string::npos);
+	}
+	SUBCASE("config space read without root: ACS unknown")
+	{
+		FakeSys::put(fs::canonical(s.root / "bus/pci/devices/0000:02:00.0") / "config",
+			     std::string(64, '\0'));
+		p = s.pair(topology_doc(read_topology(s.root.string())), "mlx5_0");
+		CHECK(p["verdict"] == "maybe");
+		CHECK(p["reasons"][0].get<std::string>().find("ACS of 0000:02:00.0 unknown") !=
+		      std::string::npos);
+	}
+	SUBCASE("the IOMMU translates")
+	{
+		s.group(7, "DMA-FQ");
+		p = s.pair(topology_doc(read_topology(s.root.string())), "mlx5_0");
+		CHECK(p["verdict"] == "maybe");
+		CHECK(p["reasons"][0].get<std::string>().find("iommu=pt") != std::string::npos);
+	}
+	SUBCASE("a BAR smaller than the memory")
+	{
+		FakeSys::put(s.root / "devices" / s.gpu / "mem_info_vram_total",
+			     std::to_string(512ULL << 30) + "\n");
+		p = s.pair(topology_doc(read_topology(s.root.string())), "mlx5_0");
+		CHECK(p["verdict"] == "maybe");
+		CHECK(p["reasons"][0].get<std::string>().find("BAR") != std::string::npos);
+	}
+	SUBCASE("an Ascend NPU is an accelerator; AMD audio is not")
+	{
+		s.func("pci0000:00/0000:00:01.0/0000:01:00.0/0000:02:00.0/0000:03:00.1", 0x1002,
+		       0x040300);
+		s.func("pci0000:00/0000:00:02.0/0000:06:00.0", 0x19e5, 0x120000, 64ULL << 30);
+		doc = topology_doc(read_topology(s.root.string()));
+		REQUIRE(doc["accelerators"].size() == 2);
+		CHECK(doc["accelerators"][1]["kind"] == "ascend");
+		CHECK(doc["pairs"].size() == 8);
+		p = s.pair(doc, "mlx5_1", "0000:06:00.0");
+		CHECK(p["distance"] == "switch");  // both below root port 00:02.0
+		CHECK(p["via"] == "0000:00:02.0");
+		CHECK(p["verdict"] == "ok");
+	}
+}
+
+TEST_CASE("topology: none without accelerators; in peer status's document and text")
+{
+	FakeSys s;
+	fs::remove_all(s.root / "devices" / s.gpu);
+	fs::remove(s.root / "bus/pci/devices/0000:03:00.0");
+	Topology t = read_topology(s.root.string());
+	CHECK(t.accelerators.empty());
+	PeerFacts f = no_kernel();
+	f.topology = t;
+	auto doc = peer_status_doc(f);
+	CHECK(doc["topology"]["pairs"].empty());
+	CHECK(text_peer_status(doc).find("no AMD or Huawei accelerator on the PCI bus") !=
+	      std::string::npos);
+	CHECK(peer_status_doc(no_kernel())["topology"].is_null());
+	CHECK(read_topology("/nonexistent").nics.empty());
 }

@@ -8,7 +8,8 @@
 # with an FRWR-registered keyed SGL, not through nvme-rdma's block queue:
 # - before the first peer RW no association exists (opened lazily);
 # - fxctl peer status (netlink) shows each member's peer queues: none
-#   before, live on rxe0 after;
+#   before, live on rxe0 after; its topology says rxe0 is a software
+#   device and finds no accelerator in the VM;
 # - the association matches the target: the subsystem NQN and address of
 #   the member's kernel controller, keyed SGL support, MDTS and SGLS equal
 #   to what nvme id-ctrl reads from the kernel's controller of the same
@@ -185,6 +186,15 @@ fx_json fxctl -o json peer status
 expect_eq "$(peerq_count live rxe0)" 4 "fxctl peer status: every member's peer queues live on rxe0"
 fx_run fxctl peer status
 expect_match "$FX_OUT" "peer queues: nvme0n1 live on rxe0, nvme1n1 live on rxe0" "fxctl peer status, text"
+# its topology check: the lab's only RDMA device is software, the VM has no
+# accelerator (the verdicts themselves: unit test peer, over a fake /sys)
+expect_match "$FX_OUT" "RDMA rxe0: software device \(no PCI function\): cannot reach device memory" \
+	"fxctl peer status, topology text"
+expect_match "$FX_OUT" "no AMD or Huawei accelerator on the PCI bus" "fxctl peer status, topology text"
+fx_json fxctl -o json peer status
+expect_eq "$(jqr '[.topology.nics[] | select(.name == "rxe0" and .pci == null)] | length')" 1 \
+	"fxctl peer status: rxe0 a software RDMA device in topology.nics"
+expect_eq "$(jqr '.topology.accelerators | length')" 0 "fxctl peer status: accelerators in the lab VM"
 
 # 3. write, not chunk-aligned, crossing chunks and members
 W_OFF=1050112 W_LEN=1053184
