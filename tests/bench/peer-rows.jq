@@ -14,7 +14,9 @@ def rounded: if . == null then null else map_values(if type == "number" then r3 
       reason: (map(.reason) | map(select(. != null and . != "")) | unique | join("; ")),
       mibs: (map(.mibs) | spread | rounded),
       ratio_to_posix: (map(.ratio_to_posix) | spread | rounded),
-      overlapped_slots: (map(.overlapped_slots) | add)}}) | from_entries) end),
+      overlapped_slots: (map(.overlapped_slots) | add),
+      cpu_s_per_gib: (map(.cpu_s_per_gib) | spread | rounded),
+      peerq_bytes: (map(.peerq_bytes // 0) | add)}}) | from_entries) end),
   p2pdma: (if ($p2p | length) == 0 then null else
     ($p2p | group_by(.dev) | map(. as $g | {key: .[0].dev, value: {
       p2pdma_mibs: ($g | map(select(.mem == "p2pdma") | .mibs) | spread | rounded),

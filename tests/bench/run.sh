@@ -25,8 +25,10 @@
 #                bench reads BENCH_PEER_MIB (128) MiB in 1 MiB reads, depth 4,
 #                per path: posix (O_DIRECT into host memory), staged (libfxio's
 #                bounce pool into emulated device memory, host copy engine),
-#                direct (registered host memory through /dev/fxblk-peer);
-#                the staged ÷ posix ratio is the issue's target (>= 0.9)
+#                direct (registered host memory through /dev/fxblk-peer),
+#                peerq (the same over fxblk's own NVMe-oF queues, issue 20),
+#                each with CPU s per GiB (busy time of all VM CPUs); the
+#                staged ÷ posix ratio is the issue's target (>= 0.9)
 #   peer-p2p     the direct path with PCI P2PDMA pages (tests/bench/vm-p2p.sh):
 #                O_DIRECT reads into an emulated NVMe CMB (p2pmem) and into
 #                host memory, on fxN over two emulated nvme-pci namespaces and
@@ -296,8 +298,8 @@ def sp(d): if . == null or .median == null then "–" else "\(.median | f(d)) (\
 (if .libfxio != null then
   "libfxio via `fxctl peer bench` on fxN over NVMe-oF members (no GPU: \"device memory\" is emulated,",
   "the staged path copies with the host engine). Medians (min–max) over \(.libfxio.posix.mibs.n // 0) repeats; target: staged ÷ posix ≥ 0.9.", "",
-  "| path | MiB/s | ÷ posix (same repeat) | note |", "|---|---|---|---|",
-  (.libfxio | to_entries | sort_by({"posix": 0, "staged": 1, "direct": 2}[.key] // 9)[] | "| \(.key) | \(.value.mibs | sp(1)) | \(.value.ratio_to_posix | sp(3)) | \(if .value.ran then .value.reason else "not run: " + .value.reason end) |"),
+  "| path | MiB/s | ÷ posix (same repeat) | CPU s/GiB | note |", "|---|---|---|---|---|",
+  (.libfxio | to_entries | sort_by({"posix": 0, "staged": 1, "direct": 2, "peerq": 3}[.key] // 9)[] | "| \(.key) | \(.value.mibs | sp(1)) | \(.value.ratio_to_posix | sp(3)) | \(.value.cpu_s_per_gib | sp(2)) | \(if .value.ran then .value.reason else "not run: " + .value.reason end)\(if .key == "peerq" then " (peer queues moved \(.value.peerq_bytes) bytes)" else "" end) |"),
   "" else empty end),
 (if .p2pdma != null then
   "O_DIRECT reads into PCI P2PDMA memory (an emulated NVMe CMB standing in for GPU VRAM) and into host",
