@@ -6,6 +6,7 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/blkdev.h>
+#include <linux/dma-resv.h>
 #include <linux/fs.h>
 
 #include "fxblk.h"
@@ -89,6 +90,25 @@ void fxblk_member_close(struct fxblk_member *m)
 	blkdev_put(m->bdev, FXBLK_MEMBER_MODE);
 }
 #endif
+
+/*
+ * Wait for the kernel's own work on a dma-buf (a move its exporter started,
+ * e.g. for a pin) to finish, as ib_umem_dmabuf_map_pages() does before an
+ * RDMA NIC uses the pages. 0, or -errno.
+ */
+int fxblk_dma_resv_wait_kernel(struct dma_resv *obj)
+{
+	long ret;
+
+#ifdef FXBLK_HAVE_DMA_RESV_USAGE
+	ret = dma_resv_wait_timeout(obj, DMA_RESV_USAGE_KERNEL, false,
+				    MAX_SCHEDULE_TIMEOUT);
+#else
+	ret = dma_resv_wait_timeout_rcu(obj, false, false,
+					MAX_SCHEDULE_TIMEOUT);
+#endif
+	return ret < 0 ? ret : 0;
+}
 
 /* The kernel treats @bdev as having a volatile write cache (flushes sent). */
 bool fxblk_bdev_write_cache(struct block_device *bdev)

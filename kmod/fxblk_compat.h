@@ -161,6 +161,8 @@ int fxblk_member_open(struct fxblk_member *m, void *holder);
 void fxblk_member_close(struct fxblk_member *m);
 sector_t fxblk_bdev_sectors(struct block_device *bdev);
 bool fxblk_bdev_write_cache(struct block_device *bdev);
+struct dma_resv;
+int fxblk_dma_resv_wait_kernel(struct dma_resv *obj);
 bool fxblk_bdev_nowait(struct block_device *bdev);
 bool fxblk_bdev_poll(struct block_device *bdev);
 bool fxblk_bdev_p2pdma(struct block_device *bdev);

@@ -38,7 +38,9 @@
  *                                        range must stay untouched
  *                                        (44-peer-queue.sh). MEM: host
  *                                        (default); rocm: fake amd_rdma v2
- *                                        memory, ascend: fake Ascend memory
+ *                                        memory, ascend: fake Ascend memory,
+ *                                        dmabuf: a udmabuf (its mmap the
+ *                                        CPU's view)
  *                                        (PEERQ flag required, an async RW
  *                                        refused); rocm-refused,
  *                                        ascend-refused: the same, the RW
@@ -1011,7 +1013,7 @@ static int cmd_dmabuf(const char *path)
 	expect(reg_dmabuf(ctl, buf, 64 * KiB, 512 * KiB, &r), 0,
 	       "REGISTER 512 KiB at 64 KiB of a udmabuf (AUTO)");
 	dmabuf_not_attached();
-	expect_dma_only(&r, FXBLK_PEER_PROV_DMABUF, 0);
+	expect_dma_only(&r, FXBLK_PEER_PROV_DMABUF, 1);
 	if (r.out_flags & FXBLK_PEER_F_REVOCABLE)
 		fail("dma-buf handle revocable (flags 0x%x): not attached, nothing calls back",
 		     r.out_flags);
@@ -1477,32 +1479,55 @@ static int rwfile(const char *op, const char *path, uint64_t buf_off,
 	int ctl = open_ctl();
 	int dev = open(path, (write_op ? O_RDWR : O_RDONLY) | O_CLOEXEC);
 	int rocm = !strncmp(mem, "rocm", 4), ascend = !strncmp(mem, "ascend", 6);
+	int dmabuf = !strcmp(mem, "dmabuf"), dfd = -1;
 	const char *sfx = strchr(mem, '-');
 	int refused = sfx && !strcmp(sfx, "-refused");
 	uint32_t opc = write_op ? FXBLK_PEER_OP_WRITE : FXBLK_PEER_OP_READ;
 	uint32_t prov = rocm ? FXBLK_PEER_PROV_ROCM :
-			ascend ? FXBLK_PEER_PROV_ASCEND : FXBLK_PEER_PROV_HOST;
+			ascend ? FXBLK_PEER_PROV_ASCEND :
+			dmabuf ? FXBLK_PEER_PROV_DMABUF : FXBLK_PEER_PROV_HOST;
 	size_t page = ascend ? fake_param("fake_ascend", "page_size") : 4096;
 	unsigned char *buf;
 	struct fxblk_peer_register r;
 
 	if (!write_op && strcmp(op, "read"))
 		fail("rwfile: op '%s' is neither read nor write", op);
-	if (strcmp(mem, "host") && ((!rocm && !ascend) || (sfx && !refused)))
-		fail("rwfile: memory '%s' is not host, rocm[-refused] or ascend[-refused]",
+	if (strcmp(mem, "host") && !dmabuf &&
+	    ((!rocm && !ascend) || (sfx && !refused)))
+		fail("rwfile: memory '%s' is not host, dmabuf, rocm[-refused] or ascend[-refused]",
 		     mem);
 	if (dev < 0)
 		fail("open %s: %s", path, strerror(errno));
 	size = (size + page - 1) / page * page;
-	buf = rocm ? map_fake("fake_amdkfd", size, page) :
-	      ascend ? map_fake("fake_ascend", size, page) : alloc_buf(size);
+	if (dmabuf) {
+		/*
+		 * a udmabuf, seen by the CPU through its mmap; registered from
+		 * 64 KiB on, so the mapping for the NIC is cut at an offset
+		 */
+		dfd = make_udmabuf(size + 64 * KiB);
+		buf = mmap(NULL, size + 64 * KiB, PROT_READ | PROT_WRITE,
+			   MAP_SHARED, dfd, 0);
+		if (buf == MAP_FAILED)
+			fail("mmap of the udmabuf: %s", strerror(errno));
+		memset(buf, 0x5a, 64 * KiB);
+		buf += 64 * KiB;
+	} else {
+		buf = rocm ? map_fake("fake_amdkfd", size, page) :
+		      ascend ? map_fake("fake_ascend", size, page) :
+		      alloc_buf(size);
+	}
 	memset(buf, 0xa5, size);
 	if (write_op)
 		file_io(file, buf + buf_off, len, 0);
-	expect(reg(ctl, prov, 0, (uintptr_t)buf, size, &r), 0,
-	       rocm ? "REGISTER fake ROCm memory" :
-	       ascend ? "REGISTER fake Ascend memory" : "REGISTER host memory");
-	if (rocm || ascend) {
+	if (dmabuf)
+		expect(reg_dmabuf(ctl, dfd, 64 * KiB, size, &r), 0,
+		       "REGISTER a udmabuf from 64 KiB on");
+	else
+		expect(reg(ctl, prov, 0, (uintptr_t)buf, size, &r), 0,
+		       rocm ? "REGISTER fake ROCm memory" :
+		       ascend ? "REGISTER fake Ascend memory" :
+		       "REGISTER host memory");
+	if (rocm || ascend || dmabuf) {
 		expect_dma_only(&r, prov, 1);
 		struct fxblk_peer_rw a = rw_args(r.handle, opc, dev, buf_off,
 						 dev_off, len);
@@ -1551,6 +1576,11 @@ static int rwfile(const char *op, const char *path, uint64_t buf_off,
 		for (i = 0; i < size; i++)
 			if (buf[i] != 0xa5)
 				fail("byte %" PRIu64 " of the buffer changed by a refused RW",
+				     i);
+	if (dmabuf)
+		for (i = 0; i < 64 * KiB; i++)
+			if (buf[(ssize_t)i - (ssize_t)(64 * KiB)] != 0x5a)
+				fail("byte %" PRIu64 " of the udmabuf, before the registration, changed",
 				     i);
 	if (!write_op && !refused)
 		file_io(file, buf + buf_off, len, 1);

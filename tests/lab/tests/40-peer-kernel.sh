@@ -21,7 +21,9 @@
 #   refused, the I/O drains, pinned bytes back to 0 (retried until QUERY
 #   saw I/O in flight after the revoke; fails if it never does);
 # - dmabuf through udmabuf (6.12; Debian's 6.1 has no udmabuf: SKIP): held,
-#   not attached (debugfs bufinfo lists no fxblk-peer), not revocable;
+#   not attached at registration (debugfs bufinfo lists no fxblk-peer; it
+#   attaches only for a peer queue's NIC, lab 44), peer queues can move it,
+#   not revocable;
 # - the kernel log stays clean and fxblk unloads (no context leaked).
 . /lab/lib.sh
 read -r -a M <<<"${FX_MEMBERS:-}"
@@ -43,7 +45,7 @@ expect_match "$FX_OUT" '^rocm present=0 direct=0 .*reason=fxblk_rocm not loaded'
 	"rocm absent with its reason"
 expect_match "$FX_OUT" '^ascend present=0 direct=0 .*reason=fxblk_ascend not loaded' \
 	"ascend absent with its reason"
-expect_match "$FX_OUT" '^dmabuf present=1 direct=0 .*reason=direct: no - held, not attached: no fxblk device does DMA to a dma-buf' \
+expect_match "$FX_OUT" "^dmabuf present=1 direct=0 .*reason=direct: only over fxblk's peer queues" \
 	"dmabuf present, not direct, why"
 fx_run $PT badcount
 

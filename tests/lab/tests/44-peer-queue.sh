@@ -47,6 +47,10 @@
 #   callback while 4 threads' peer RWs of its memory are in flight: those
 #   finish, later ones fail ENXIO, then the NIC mappings and the table go
 #   (peer-test revoke-peerq, retried until an RW was in flight);
+# - a dma-buf (udmabuf; 6.12 and 7.3, Debian's 6.1 has none): attached,
+#   pinned and mapped for the NIC (for rxe through the control node's
+#   device), a read and a write across every member equal the block path,
+#   DMA-only byte counters +len, no nvme block I/O, no attachment left;
 # - fxblk unloads with the volume and its peer queues open, the kernel's
 #   controllers still read, and the kernel log stays clean.
 # --break off: fxblk loaded without peer_queues=1: the RW takes the block
@@ -289,6 +293,22 @@ for ps in 4096 2097152; do
 	rmmod fake_ascend || fail "rmmod fake_ascend"
 	log "ok: Ascend memory with $ps B device pages moved both ways by the NIC"
 done
+expect_eq "$(peer_sum errors)" 0 "peer queue errors"
+
+# 6b. a dma-buf (udmabuf over a memfd): attached, pinned and mapped for the
+# NIC (rxe has no DMA mask: the control node's device is attached and rxe
+# gets the linear-map addresses, as for Ascend), both ways
+if [ -e /dev/udmabuf ] || { modprobe udmabuf 2>/dev/null && [ -e /dev/udmabuf ]; }; then
+	rw_peer read 3584 $R_OFF $R_LEN /tmp/u1 dmabuf
+	cmp /tmp/u1 /tmp/r1.blk || fail "peer read into a dma-buf differs from the block path's read"
+	U_OFF=3948544 U_LEN=245760
+	write_dev 2560 $U_OFF $U_LEN dmabuf "a dma-buf"
+	! grep -q fxblk-peer /sys/kernel/debug/dma_buf/bufinfo ||
+		fail "a dma-buf still attached by fxblk-peer after its handle went: $(cat /sys/kernel/debug/dma_buf/bufinfo)"
+	log "ok: a dma-buf moved both ways by the NIC; no attachment left"
+else
+	skip "dma-buf over the peer queues not exercised: no udmabuf in $(uname -r) (CONFIG_UDMABUF is off in Debian's 6.1)"
+fi
 expect_eq "$(peer_sum errors)" 0 "peer queue errors"
 grep "^$NAME " $DBG
 
