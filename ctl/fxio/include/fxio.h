@@ -63,6 +63,17 @@ FXIO_API int fxio_close(fxio_handle_t h);
 #define FXIO_BUF_NO_KERNEL	0x100u	/* do not register with the kernel */
 
 FXIO_API int fxio_buf_register(const void *base, size_t len, unsigned flags);
+/* A dma-buf (0.2): [@offset, @offset + @len) of the buffer @dmabuf_fd,
+ * which the I/O calls then name by @base (fxio_read(h, base, ...)). The
+ * kernel holds the buffer (the fd may be closed after) and moves it
+ * directly where fxblk's peer queues reach the disk (the NIC attaches it);
+ * elsewhere libfxio stages it with the engine of @flags' kind (FXIO_BUF_HOST,
+ * _HIP, _ACL) to and from @base, which must then be what that engine copies:
+ * the device pointer the buffer was exported from (hipMalloc memory given to
+ * hsa_amd_portable_export_dmabuf), or a host mapping of it. Deregistered
+ * with fxio_buf_deregister(base). -ENODEV: neither path can move it. */
+FXIO_API int fxio_buf_register_dmabuf(int dmabuf_fd, uint64_t offset, size_t len,
+				      const void *base, unsigned flags);
 FXIO_API int fxio_buf_deregister(const void *base);
 
 /* @base: the buffer (registered or not); the I/O uses base + buf_off.

@@ -125,6 +125,13 @@ int fxio_buf_register(const void *base, size_t len, unsigned flags)
 	return guard([&] { return lib().buf_register(base, len, flags); }, -ENOMEM);
 }
 
+int fxio_buf_register_dmabuf(int dmabuf_fd, uint64_t offset, size_t len, const void *base,
+			     unsigned flags)
+{
+	return guard([&] { return lib().buf_register_dmabuf(dmabuf_fd, offset, len, base, flags); },
+		     -ENOMEM);
+}
+
 int fxio_buf_deregister(const void *base)
 {
 	return guard([&] { return lib().buf_deregister(base); }, -ENOMEM);

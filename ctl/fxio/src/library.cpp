@@ -154,15 +154,8 @@ int Library::buf_register(const void *base, std::size_t len, unsigned flags)
 		return -ENODEV;
 	{
 		std::lock_guard lk(mu_);
-		// Overlapping registrations would make find() ambiguous.
-		auto it = regs_.upper_bound(r.base);
-		if (it != regs_.end() && it->first < r.base + len)
+		if (overlaps(r.base, len))
 			return -EEXIST;
-		if (it != regs_.begin()) {
-			auto p = std::prev(it);
-			if (p->first + p->second.len > r.base)
-				return -EEXIST;
-		}
 	}
 	if (kind == FXIO_BUF_EMULATED) {
 		r.reason = FXIO_REASON_EMULATED;
@@ -194,15 +187,96 @@ int Library::buf_register(const void *base, std::size_t len, unsigned flags)
 			}
 		}
 	}
+	return add(std::move(r));
+}
+
+// Overlapping registrations would make find() ambiguous.
+bool Library::overlaps(const char *base, std::size_t len)
+{
+	auto it = regs_.upper_bound(base);
+	if (it != regs_.end() && it->first < base + len)
+		return true;
+	if (it != regs_.begin()) {
+		auto p = std::prev(it);
+		if (p->first + p->second.len > base)
+			return true;
+	}
+	return false;
+}
+
+int Library::add(Registration &&r)
+{
+	std::string why;
 	if (!r.engine && r.reason != FXIO_REASON_NONE) {
 		if (r.kernel)
 			kernel(why)->deregister(r.kernel->handle);
 		return -ENODEV;  // no runtime and no kernel path: nothing can move it
 	}
 	r.why_text = r.why.empty() ? fxio_reason_str(r.reason) : intern(r.why);
-	std::lock_guard lk(mu_);
-	regs_.emplace(r.base, std::move(r));
-	return 0;
+	std::optional<std::uint64_t> undo;
+	{
+		std::lock_guard lk(mu_);
+		if (!overlaps(r.base, r.len)) {
+			const char *base = r.base;
+			regs_.emplace(base, std::move(r));
+			return 0;
+		}
+		if (r.kernel)  // registered meanwhile by another thread
+			undo = r.kernel->handle;
+	}
+	if (undo)
+		kernel(why)->deregister(*undo);
+	return -EEXIST;
+}
+
+/*
+ * A dma-buf: its pages move only over fxblk's peer queues (the kernel
+ * attaches it for the members' NICs); elsewhere the staged path copies
+ * to and from @base with the engine of @flags' kind, so @base must be what
+ * that engine copies (a HIP device pointer the buffer was exported from, a
+ * host mapping of it for FXIO_BUF_HOST).
+ */
+int Library::buf_register_dmabuf(int fd, std::uint64_t offset, std::size_t len,
+				 const void *base, unsigned flags)
+{
+	unsigned kind = flags & FXIO_BUF_KIND_MASK;
+	if (fd < 0 || !base || !len || kind > FXIO_BUF_ACL || (flags & ~FXIO_BUF_KIND_MASK))
+		return -EINVAL;
+	auto b = reinterpret_cast<std::uintptr_t>(base);
+	if (b + len < b || offset + len < offset)
+		return -EOVERFLOW;
+	Registration r;
+	r.base = static_cast<const char *>(base);
+	r.len = len;
+	r.kind = kind;
+	r.dmabuf = true;
+	std::string why;
+	r.engine = engine(kind, why);
+	{
+		std::lock_guard lk(mu_);
+		if (overlaps(r.base, len))
+			return -EEXIST;
+	}
+	KernelRegistration kr;
+	std::string kwhy;
+	if (PeerKernel *k = kernel(why); !k) {
+		r.reason = FXIO_REASON_NO_CONTROL_NODE;
+		r.why = why;
+	} else if (int e = k->register_dmabuf(fd, offset, len, kr, kwhy); e) {
+		r.reason = FXIO_REASON_KERNEL_REFUSED;
+		r.why = "kernel refused the dma-buf: " + std::string(std::strerror(-e)) +
+			(kwhy.empty() ? "" : " (" + kwhy + ")");
+	} else {
+		// RW offsets count from the registration's start in the buffer
+		kr.base = b - (offset - kr.base);
+		r.kernel = kr;
+		if (!kr.direct && !kr.peerq) {
+			r.reason = FXIO_REASON_NO_STRUCT_PAGE;
+			r.why = "provider " + kr.provider + ": " +
+				(kr.reason.empty() ? "memory has no struct page" : kr.reason);
+		}
+	}
+	return add(std::move(r));
 }
 
 int Library::buf_deregister(const void *base)
@@ -441,7 +515,8 @@ ssize_t File::io(bool write, char *buf, std::size_t size, std::uint64_t dev_off,
 		// Host memory the kernel did not take stays "posix"; device memory,
 		// and direct-capable memory that is not block aligned, is staged.
 		int reason = reg->reason == FXIO_REASON_NONE ? FXIO_REASON_UNALIGNED : reg->reason;
-		bool host = reg->kind == FXIO_BUF_HOST && reg->reason != FXIO_REASON_NONE;
+		bool host = reg->kind == FXIO_BUF_HOST && !reg->dmabuf &&
+			    reg->reason != FXIO_REASON_NONE;
 		o = {host ? FXIO_PATH_POSIX : FXIO_PATH_STAGED, reason,
 		     reason == FXIO_REASON_UNALIGNED ? fxio_reason_str(reason) : reg->why_text};
 		if (host && aligned(buf, size, dev_off))

@@ -31,6 +31,7 @@ struct Registration {
 	const char *base = nullptr;
 	std::size_t len = 0;
 	unsigned kind = FXIO_BUF_HOST;
+	bool dmabuf = false;                // a dma-buf named by @base: never plain O_DIRECT
 	CopyEngine *engine = nullptr;       // for the staged path
 	std::optional<KernelRegistration> kernel;  // registered with the kernel
 	int reason = FXIO_REASON_NONE;      // why not direct (NONE: it can be)
@@ -59,6 +60,9 @@ public:
 	~Library();
 
 	int buf_register(const void *base, std::size_t len, unsigned flags);
+	// [@offset, @offset + @len) of a dma-buf, named @base by the I/O calls.
+	int buf_register_dmabuf(int fd, std::uint64_t offset, std::size_t len, const void *base,
+				unsigned flags);
 	int buf_deregister(const void *base);
 	// The registration holding [p, p + n), if any (a copy).
 	std::optional<Registration> find(const char *p, std::size_t n);
@@ -73,6 +77,8 @@ public:
 	const char *intern(const std::string &s);
 
 private:
+	bool overlaps(const char *base, std::size_t len);  // under mu_
+	int add(Registration &&r);  // the last step of both registrations
 	Config cfg_;
 	KernelOpener open_kernel_;
 	EngineLoader load_engine_;

@@ -64,15 +64,29 @@ public:
 			why = cstr(r.reason, sizeof(r.reason));
 			return -e;
 		}
-		out.handle = r.handle;
-		out.base = lo;
-		out.provider = provider_name(r.provider);
-		out.struct_page = (r.out_flags & FXBLK_PEER_F_STRUCT_PAGE) != 0;
-		out.direct = (r.out_flags & FXBLK_PEER_F_DIRECT) != 0;
-		out.peerq = (r.out_flags & FXBLK_PEER_F_PEERQ) != 0;
-		out.revocable = (r.out_flags & FXBLK_PEER_F_REVOCABLE) != 0;
-		out.page_size = r.page_size;
-		out.reason = cstr(r.reason, sizeof(r.reason));
+		fill(r, lo, out);
+		return 0;
+	}
+
+	int register_dmabuf(int dmabuf_fd, std::uint64_t offset, std::uint64_t len,
+			    KernelRegistration &out, std::string &why) override
+	{
+		std::uint64_t lo = offset / FXBLK_PEER_ALIGN * FXBLK_PEER_ALIGN;
+		std::uint64_t hi = (offset + len + FXBLK_PEER_ALIGN - 1) / FXBLK_PEER_ALIGN *
+				   FXBLK_PEER_ALIGN;
+		fxblk_peer_register r{};
+		r.abi = FXBLK_PEER_ABI;
+		r.provider = FXBLK_PEER_PROV_AUTO;
+		r.flags = FXBLK_PEER_REG_DMABUF;
+		r.dmabuf_fd = dmabuf_fd;
+		r.offset = lo;
+		r.len = hi - lo;
+		if (ioctl(fd_, FXBLK_PEER_IOC_REGISTER, &r) < 0) {
+			int e = errno;
+			why = cstr(r.reason, sizeof(r.reason));
+			return -e;
+		}
+		fill(r, lo, out);
 		return 0;
 	}
 
@@ -108,6 +122,20 @@ public:
 	}
 
 private:
+	// What REGISTER answered, for a registration starting at @base.
+	static void fill(const fxblk_peer_register &r, std::uint64_t base, KernelRegistration &out)
+	{
+		out.handle = r.handle;
+		out.base = base;
+		out.provider = provider_name(r.provider);
+		out.struct_page = (r.out_flags & FXBLK_PEER_F_STRUCT_PAGE) != 0;
+		out.direct = (r.out_flags & FXBLK_PEER_F_DIRECT) != 0;
+		out.peerq = (r.out_flags & FXBLK_PEER_F_PEERQ) != 0;
+		out.revocable = (r.out_flags & FXBLK_PEER_F_REVOCABLE) != 0;
+		out.page_size = r.page_size;
+		out.reason = cstr(r.reason, sizeof(r.reason));
+	}
+
 	static std::string provider_name(std::uint32_t id)
 	{
 		switch (id) {

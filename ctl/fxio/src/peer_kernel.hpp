@@ -3,6 +3,7 @@
 // everything else runs in unit tests against a fake.
 #pragma once
 
+#include <cerrno>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -44,6 +45,16 @@ public:
 	// (provider AUTO either way). 0 or -errno, @why the kernel's reason.
 	virtual int register_buffer(const void *addr, std::uint64_t len, bool device,
 				    KernelRegistration &out, std::string &why) = 0;
+	// The pages of a dma-buf holding [@offset, @offset + @len)
+	// (FXBLK_PEER_REG_DMABUF, provider AUTO); out.base: the buffer offset
+	// where the registration starts. 0 or -errno, @why the kernel's reason.
+	virtual int register_dmabuf(int dmabuf_fd, std::uint64_t offset, std::uint64_t len,
+				    KernelRegistration &out, std::string &why)
+	{
+		(void)dmabuf_fd, (void)offset, (void)len, (void)out;
+		why = "this kernel interface has no dma-buf registration";
+		return -EOPNOTSUPP;
+	}
 	virtual int deregister(std::uint64_t handle) = 0;
 	// Synchronous FXBLK_PEER_IOC_RW: @len bytes between the registration
 	// (at @buf_off from its base) and the fxblk disk open as @fd. 0 or

@@ -189,6 +189,7 @@ struct FakeKernelState {
 	int register_error = 0, rw_error = 0;
 	MemDev *dev = nullptr;
 	std::map<std::uint64_t, std::uint64_t> handles;  // handle -> base
+	std::map<int, char *> dmabufs;                    // "dma-buf" fd -> its memory
 	std::uint64_t next = 1;
 	int rws = 0;
 };
@@ -221,6 +222,26 @@ public:
 		out.peerq = device && st_.peerq;
 		out.reason = st_.direct ? "" : "rocm: amd_rdma gives DMA addresses only";
 		st_.handles[out.handle] = out.base;
+		return 0;
+	}
+	// as the kernel: the 4 KiB pages holding the range, DMA-only, moved
+	// over the peer queues where the fake says so
+	int register_dmabuf(int fd, std::uint64_t offset, std::uint64_t len, KernelRegistration &out,
+			    std::string &why) override
+	{
+		auto it = st_.dmabufs.find(fd);
+		if (it == st_.dmabufs.end()) {
+			why = "not a dma-buf";
+			return -EBADF;
+		}
+		std::uint64_t lo = offset / 4096 * 4096;
+		(void)len;
+		out.handle = st_.next++;
+		out.base = lo;
+		out.provider = "dmabuf";
+		out.peerq = st_.peerq;
+		out.reason = "direct: only over fxblk's peer queues";
+		st_.handles[out.handle] = reinterpret_cast<std::uint64_t>(it->second + lo);
 		return 0;
 	}
 	int deregister(std::uint64_t h) override { return st_.handles.erase(h) ? 0 : -ENOENT; }
@@ -665,6 +686,58 @@ TEST_CASE("device memory over the peer queues: direct, staged where the disk has
 		CHECK(r.k.handles.size() == 1);  // only b's
 	}
 	CHECK(r.lib.buf_deregister(b.p) == 0);
+	CHECK(r.k.handles.empty());
+}
+
+TEST_CASE("dma-buf: direct over the peer queues at its offset, staged through @base elsewhere")
+{
+	LibRig r;
+	r.k.direct = false;
+	r.k.peerq = true;
+	r.dev->fake_fd = 100;
+	Buffer mem(65536), name(32768);  // the buffer's pages; what I/O calls name it
+	r.k.dmabufs[7] = mem.p;
+	const std::uint64_t off = 4096 + 512;  // not page aligned, as an export may be
+	REQUIRE(r.lib.buf_register_dmabuf(7, off, 16384, name.p, FXIO_BUF_HOST) == 0);
+	CHECK(r.k.handles.size() == 1);
+	Outcome o;
+	CHECK(r.file->read(name.p + 1024, 8192, 4096, 0, o) == 8192);
+	CHECK(o.path == FXIO_PATH_DIRECT);
+	CHECK(r.st.submitted.load() == 0);
+	// the kernel moved it into the dma-buf, at its offset + the I/O's
+	CHECK(std::memcmp(mem.p + off + 1024, r.dev->data.data() + 4096, 8192) == 0);
+
+	SUBCASE("no peer queues on the disk: staged to and from @base")
+	{
+		r.k.rw_error = -EREMOTEIO;
+		CHECK(r.file->read(name.p, 4096, 8192, 0, o) == 4096);
+		CHECK(o.path == FXIO_PATH_STAGED);
+		CHECK(std::memcmp(name.p, r.dev->data.data() + 8192, 4096) == 0);
+	}
+	SUBCASE("refused: bad arguments, overlaps, an unknown fd")
+	{
+		Buffer other(8192);
+		CHECK(r.lib.buf_register_dmabuf(-1, 0, 4096, other.p, FXIO_BUF_HOST) == -EINVAL);
+		CHECK(r.lib.buf_register_dmabuf(7, 0, 4096, nullptr, FXIO_BUF_HOST) == -EINVAL);
+		CHECK(r.lib.buf_register_dmabuf(7, 0, 0, other.p, FXIO_BUF_HOST) == -EINVAL);
+		CHECK(r.lib.buf_register_dmabuf(7, 0, 4096, other.p, FXIO_BUF_EMULATED) == -EINVAL);
+		CHECK(r.lib.buf_register_dmabuf(7, 0, 4096, other.p, FXIO_BUF_NO_KERNEL) == -EINVAL);
+		CHECK(r.lib.buf_register_dmabuf(7, 0, 4096, name.p + 8192, FXIO_BUF_HOST) == -EEXIST);
+		// the kernel refuses it, the host engine can still stage it
+		CHECK(r.lib.buf_register_dmabuf(9, 0, 8192, other.p, FXIO_BUF_HOST) == 0);
+		CHECK(r.file->read(other.p, 4096, 0, 0, o) == 4096);
+		CHECK(o.path == FXIO_PATH_STAGED);
+		CHECK(o.reason == FXIO_REASON_KERNEL_REFUSED);
+		CHECK(r.lib.buf_deregister(other.p) == 0);
+	}
+	SUBCASE("device memory without its runtime, no peer queues in the kernel: refused")
+	{
+		r.k.peerq = false;
+		Buffer other(8192);
+		CHECK(r.lib.buf_register_dmabuf(7, 32768, 8192, other.p, FXIO_BUF_ACL) == -ENODEV);
+		CHECK(r.k.handles.size() == 1);  // only the first one's
+	}
+	CHECK(r.lib.buf_deregister(name.p) == 0);
 	CHECK(r.k.handles.empty());
 }
 

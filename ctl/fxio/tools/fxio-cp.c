@@ -2,7 +2,7 @@
  * fxio-cp: move one byte range between a disk and a file through libfxio,
  * for the lab's data checks (tests/lab/tests/41-fxio.sh):
  *
- *   fxio-cp read|write unreg|host|emulated|rocm DEVICE DEV_OFF LEN FILE [BUF_OFF]
+ *   fxio-cp read|write unreg|host|emulated|rocm|dmabuf DEVICE DEV_OFF LEN FILE [BUF_OFF]
  *
  * read: DEVICE[DEV_OFF, +LEN) -> FILE; write: FILE (LEN bytes) ->
  * DEVICE[DEV_OFF, +LEN). The user buffer is page aligned + BUF_OFF; unreg
@@ -10,7 +10,8 @@
  * emulated as device memory copied by the host engine (the staged path),
  * rocm maps it from the lab's fake kfd (/dev/fake_amdkfd, tests/peer) and
  * registers it as HIP memory, with no HIP runtime in the process
- * (44-peer-queue.sh). A write ends with fxio_sync (durable on return, as
+ * (44-peer-queue.sh), dmabuf makes a udmabuf, maps it and registers the
+ * dma-buf (fxio_buf_register_dmabuf) under the mapping's address. A write ends with fxio_sync (durable on return, as
  * dd conv=fdatasync), unless FXIO_CP_NOSYNC=1 (a lab control, 55). Prints "path=P reason=R overlapped=N" on stdout.
  */
 #define _GNU_SOURCE
@@ -24,6 +25,8 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
+
+#include "udmabuf-util.h"
 
 static int die(const char *what, long err)
 {
@@ -46,7 +49,7 @@ int main(int argc, char **argv)
 	size_t len = (size_t)strtoull(argv[5], NULL, 0);
 	off_t buf_off = argc == 8 ? (off_t)strtoll(argv[7], NULL, 0) : 0;
 	size_t cap = ((size_t)buf_off + len + 4095) / 4096 * 4096;
-	int rocm = !strcmp(mode, "rocm");
+	int rocm = !strcmp(mode, "rocm"), dmabuf = !strcmp(mode, "dmabuf"), dfd = -1;
 	if (!cap)
 		cap = 4096;
 	char *buf = NULL;
@@ -58,6 +61,14 @@ int main(int argc, char **argv)
 		close(kfd);
 		if (buf == MAP_FAILED)
 			return die("mmap /dev/fake_amdkfd", -errno);
+	} else if (dmabuf) {
+		const char *what;
+		dfd = peer_make_udmabuf(cap, &what);
+		if (dfd < 0)
+			return die(what, dfd);
+		buf = mmap(NULL, cap, PROT_READ | PROT_WRITE, MAP_SHARED, dfd, 0);
+		if (buf == MAP_FAILED)
+			return die("mmap of the udmabuf", -errno);
 	} else {
 		buf = aligned_alloc(4096, cap);
 	}
@@ -75,7 +86,11 @@ int main(int argc, char **argv)
 	int r = fxio_open(argv[3], wr ? O_RDWR : O_RDONLY, &h);
 	if (r)
 		return die(argv[3], r);
-	if (strcmp(mode, "unreg")) {
+	if (dmabuf) {
+		r = fxio_buf_register_dmabuf(dfd, 0, cap, buf, FXIO_BUF_HOST);
+		if (r)
+			return die("fxio_buf_register_dmabuf", r);
+	} else if (strcmp(mode, "unreg")) {
 		unsigned flags = !strcmp(mode, "host") ? FXIO_BUF_HOST :
 				 !strcmp(mode, "emulated") ? FXIO_BUF_EMULATED :
 				 rocm ? FXIO_BUF_HIP : 0xff;
@@ -100,9 +115,11 @@ int main(int argc, char **argv)
 		fxio_buf_deregister(buf);
 	fxio_close(h);
 	close(f);
-	if (rocm)
+	if (rocm || dmabuf)
 		munmap(buf, cap);
 	else
 		free(buf);
+	if (dfd >= 0)
+		close(dfd);
 	return 0;
 }

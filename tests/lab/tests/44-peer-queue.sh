@@ -50,7 +50,9 @@
 # - a dma-buf (udmabuf; 6.12 and 7.3, Debian's 6.1 has none): attached,
 #   pinned and mapped for the NIC (for rxe through the control node's
 #   device), a read and a write across every member equal the block path,
-#   DMA-only byte counters +len, no nvme block I/O, no attachment left;
+#   DMA-only byte counters +len, no nvme block I/O; through libfxio
+#   (fxio_buf_register_dmabuf, fxio-cp dmabuf) a read and a write take the
+#   direct path and match; no attachment left;
 # - fxblk unloads with the volume and its peer queues open, the kernel's
 #   controllers still read, and the kernel log stays clean.
 # --break off: fxblk loaded without peer_queues=1: the RW takes the block
@@ -303,9 +305,20 @@ if [ -e /dev/udmabuf ] || { modprobe udmabuf 2>/dev/null && [ -e /dev/udmabuf ];
 	cmp /tmp/u1 /tmp/r1.blk || fail "peer read into a dma-buf differs from the block path's read"
 	U_OFF=3948544 U_LEN=245760
 	write_dev 2560 $U_OFF $U_LEN dmabuf "a dma-buf"
+	# libfxio: fxio_buf_register_dmabuf, direct both ways
+	d0=$(peer_sum dma_bytes)
+	fx_run fxio-cp read dmabuf "$DEV" $R_OFF $R_LEN /tmp/u3 3584
+	expect_match "$FX_OUT" '^path=direct reason=""' "libfxio's path for a read into a dma-buf"
+	cmp /tmp/u3 /tmp/r1.blk || fail "libfxio read into a dma-buf differs from the block path's read"
+	head -c 131072 /dev/urandom > /tmp/u4
+	fx_run fxio-cp write dmabuf "$DEV" $U_OFF 131072 /tmp/u4 512
+	expect_match "$FX_OUT" '^path=direct reason=""' "libfxio's path for a write from a dma-buf"
+	dd_range $U_OFF 131072 /tmp/u4.blk
+	cmp /tmp/u4 /tmp/u4.blk || fail "block path read after libfxio's write from a dma-buf differs"
+	expect_eq "$(($(peer_sum dma_bytes) - d0))" "$((R_LEN + 131072))" "DMA-only bytes of the peer queues for libfxio's dma-buf I/O"
 	! grep -q fxblk-peer /sys/kernel/debug/dma_buf/bufinfo ||
 		fail "a dma-buf still attached by fxblk-peer after its handle went: $(cat /sys/kernel/debug/dma_buf/bufinfo)"
-	log "ok: a dma-buf moved both ways by the NIC; no attachment left"
+	log "ok: a dma-buf moved both ways by the NIC (peer-test and libfxio); no attachment left"
 else
 	skip "dma-buf over the peer queues not exercised: no udmabuf in $(uname -r) (CONFIG_UDMABUF is off in Debian's 6.1)"
 fi
