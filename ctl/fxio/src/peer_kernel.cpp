@@ -46,48 +46,23 @@ public:
 		return 0;
 	}
 
+	// The kernel pins whole 4 KiB pages: register the pages holding
+	// [@start, @start + @len) (an address, or a dma-buf offset) and remember
+	// where they start.
 	int register_buffer(const void *addr, std::uint64_t len, bool, KernelRegistration &out,
 			    std::string &why) override
 	{
-		// The kernel pins whole 4 KiB pages: register the pages holding
-		// the buffer and remember where they start.
-		auto a = reinterpret_cast<std::uint64_t>(addr);
-		std::uint64_t lo = a / FXBLK_PEER_ALIGN * FXBLK_PEER_ALIGN;
-		std::uint64_t hi = (a + len + FXBLK_PEER_ALIGN - 1) / FXBLK_PEER_ALIGN * FXBLK_PEER_ALIGN;
 		fxblk_peer_register r{};
-		r.abi = FXBLK_PEER_ABI;
-		r.provider = FXBLK_PEER_PROV_AUTO;
-		r.addr = lo;
-		r.len = hi - lo;
-		if (ioctl(fd_, FXBLK_PEER_IOC_REGISTER, &r) < 0) {
-			int e = errno;
-			why = cstr(r.reason, sizeof(r.reason));
-			return -e;
-		}
-		fill(r, lo, out);
-		return 0;
+		return register_pages(r, reinterpret_cast<std::uint64_t>(addr), len, out, why);
 	}
 
 	int register_dmabuf(int dmabuf_fd, std::uint64_t offset, std::uint64_t len,
 			    KernelRegistration &out, std::string &why) override
 	{
-		std::uint64_t lo = offset / FXBLK_PEER_ALIGN * FXBLK_PEER_ALIGN;
-		std::uint64_t hi = (offset + len + FXBLK_PEER_ALIGN - 1) / FXBLK_PEER_ALIGN *
-				   FXBLK_PEER_ALIGN;
 		fxblk_peer_register r{};
-		r.abi = FXBLK_PEER_ABI;
-		r.provider = FXBLK_PEER_PROV_AUTO;
 		r.flags = FXBLK_PEER_REG_DMABUF;
 		r.dmabuf_fd = dmabuf_fd;
-		r.offset = lo;
-		r.len = hi - lo;
-		if (ioctl(fd_, FXBLK_PEER_IOC_REGISTER, &r) < 0) {
-			int e = errno;
-			why = cstr(r.reason, sizeof(r.reason));
-			return -e;
-		}
-		fill(r, lo, out);
-		return 0;
+		return register_pages(r, offset, len, out, why);
 	}
 
 	int deregister(std::uint64_t handle) override
@@ -122,6 +97,25 @@ public:
 	}
 
 private:
+	int register_pages(fxblk_peer_register &r, std::uint64_t start, std::uint64_t len,
+			   KernelRegistration &out, std::string &why)
+	{
+		std::uint64_t lo = start / FXBLK_PEER_ALIGN * FXBLK_PEER_ALIGN;
+		std::uint64_t hi =
+			(start + len + FXBLK_PEER_ALIGN - 1) / FXBLK_PEER_ALIGN * FXBLK_PEER_ALIGN;
+		r.abi = FXBLK_PEER_ABI;
+		r.provider = FXBLK_PEER_PROV_AUTO;
+		(r.flags & FXBLK_PEER_REG_DMABUF ? r.offset : r.addr) = lo;
+		r.len = hi - lo;
+		if (ioctl(fd_, FXBLK_PEER_IOC_REGISTER, &r) < 0) {
+			int e = errno;
+			why = cstr(r.reason, sizeof(r.reason));
+			return -e;
+		}
+		fill(r, lo, out);
+		return 0;
+	}
+
 	// What REGISTER answered, for a registration starting at @base.
 	static void fill(const fxblk_peer_register &r, std::uint64_t base, KernelRegistration &out)
 	{
