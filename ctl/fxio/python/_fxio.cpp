@@ -214,6 +214,17 @@ PYBIND11_MODULE(_fxio, m)
 		if (r)
 			raise_errno(r, "fxio_buf_register");
 	});
+	m.def("register_dmabuf", [](int fd, std::uint64_t offset, std::size_t len,
+				    std::uintptr_t addr, unsigned flags) {
+		int r;
+		{
+			py::gil_scoped_release nogil;
+			r = fxio_buf_register_dmabuf(fd, offset, len,
+						     reinterpret_cast<const void *>(addr), flags);
+		}
+		if (r)
+			raise_errno(r, "fxio_buf_register_dmabuf");
+	});
 	m.def("deregister", [](std::uintptr_t addr) {
 		int r;
 		{

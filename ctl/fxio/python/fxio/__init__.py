@@ -83,6 +83,18 @@ def register(buf, kind="host", kernel=True):
     _registered[addr] = keep
 
 
+def register_dmabuf(fd, offset, buf, kind="host"):
+    """Registers bytes [offset, offset + len(buf)) of the dma-buf @fd
+    (fxio_buf_register_dmabuf) under @buf's address: I/O into or from @buf
+    then goes direct where fxblk's peer queues reach the disk (the NIC
+    attaches the dma-buf), else it is staged through @buf with the @kind
+    engine, so @buf must be that memory as the engine sees it (a host
+    mapping of the dma-buf for 'host'). deregister(buf) undoes it."""
+    addr, nbytes, keep = buffer_span(buf, False)
+    _fxio.register_dmabuf(fd, offset, nbytes, addr, _KINDS[kind])
+    _registered[addr] = keep
+
+
 def deregister(buf):
     addr, _, _ = buffer_span(buf, False)
     _fxio.deregister(addr)

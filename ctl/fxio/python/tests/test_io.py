@@ -208,3 +208,18 @@ def test_sync(disk):
         assert f.sync() is None  # fdatasync of the file: no error
     with pytest.raises(ValueError):
         f.sync()  # closed
+
+
+def test_register_dmabuf_stages_through_its_buffer_without_peer_queues(disk):
+    # no /dev/fxblk-peer here: the "dma-buf" is not opened by any kernel,
+    # and the I/O is staged through the buffer it was registered under
+    path, data = disk
+    a = np.zeros(16384, dtype=np.uint8)
+    fxio.register_dmabuf(0, 4096, a)
+    with fxio.open(path, "r") as f:
+        assert f.read_into(a, 8192) == 16384
+        assert f.last_path == "staged"
+        assert (a == data[8192:8192 + 16384]).all()
+    with pytest.raises(OSError):
+        fxio.register_dmabuf(-1, 0, np.zeros(4096, dtype=np.uint8))
+    fxio.deregister(a)
