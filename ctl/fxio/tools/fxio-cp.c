@@ -2,7 +2,7 @@
  * fxio-cp: move one byte range between a disk and a file through libfxio,
  * for the lab's data checks (tests/lab/tests/41-fxio.sh):
  *
- *   fxio-cp read|write unreg|host|emulated|rocm|dmabuf DEVICE DEV_OFF LEN FILE [BUF_OFF]
+ *   fxio-cp read|write unreg|host|emulated|rocm|ascend|dmabuf DEVICE DEV_OFF LEN FILE [BUF_OFF]
  *
  * read: DEVICE[DEV_OFF, +LEN) -> FILE; write: FILE (LEN bytes) ->
  * DEVICE[DEV_OFF, +LEN). The user buffer is page aligned + BUF_OFF; unreg
@@ -10,7 +10,9 @@
  * emulated as device memory copied by the host engine (the staged path),
  * rocm maps it from the lab's fake kfd (/dev/fake_amdkfd, tests/peer) and
  * registers it as HIP memory, with no HIP runtime in the process
- * (44-peer-queue.sh), dmabuf makes a udmabuf, maps it and registers the
+ * (44-peer-queue.sh), ascend maps the fake Ascend driver's memory
+ * (/dev/fake_ascend, aligned to its device page) as ACL memory, with no
+ * AscendCL runtime, dmabuf makes a udmabuf, maps it and registers the
  * dma-buf (fxio_buf_register_dmabuf) under the mapping's address. A write ends with fxio_sync (durable on return, as
  * dd conv=fdatasync), unless FXIO_CP_NOSYNC=1 (a lab control, 55). Prints "path=P reason=R overlapped=N" on stdout.
  */
@@ -34,6 +36,44 @@ static int die(const char *what, long err)
 	return 1;
 }
 
+/* @len bytes of a lab fake's device memory (/dev/NAME), aligned to @align. */
+static char *map_fake(const char *path, size_t len, size_t align)
+{
+	int fd = open(path, O_RDWR | O_CLOEXEC);
+	char *res, *p;
+	uintptr_t a;
+
+	if (fd < 0)
+		return NULL;
+	res = mmap(NULL, len + align, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (res == MAP_FAILED) {
+		close(fd);
+		return NULL;
+	}
+	a = ((uintptr_t)res + align - 1) & ~(uintptr_t)(align - 1);
+	p = mmap((void *)a, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0);
+	close(fd);
+	if (p == MAP_FAILED)
+		return NULL;
+	if (a > (uintptr_t)res)
+		munmap(res, a - (uintptr_t)res);
+	munmap(p + len, (uintptr_t)res + len + align - (uintptr_t)(p + len));
+	return p;
+}
+
+static size_t fake_ascend_page(void)
+{
+	FILE *f = fopen("/sys/module/fake_ascend/parameters/page_size", "r");
+	unsigned long v = 0;
+
+	if (f) {
+		if (fscanf(f, "%lu", &v) != 1)
+			v = 0;
+		fclose(f);
+	}
+	return v ? v : 4096;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 7 || argc > 8) {
@@ -50,6 +90,7 @@ int main(int argc, char **argv)
 	off_t buf_off = argc == 8 ? (off_t)strtoll(argv[7], NULL, 0) : 0;
 	size_t cap = ((size_t)buf_off + len + 4095) / 4096 * 4096;
 	int rocm = !strcmp(mode, "rocm"), dmabuf = !strcmp(mode, "dmabuf"), dfd = -1;
+	int ascend = !strcmp(mode, "ascend");
 	if (!cap)
 		cap = 4096;
 	char *buf = NULL;
@@ -61,6 +102,12 @@ int main(int argc, char **argv)
 		close(kfd);
 		if (buf == MAP_FAILED)
 			return die("mmap /dev/fake_amdkfd", -errno);
+	} else if (ascend) {
+		size_t page = fake_ascend_page();
+		cap = (cap + page - 1) / page * page;
+		buf = map_fake("/dev/fake_ascend", cap, page);
+		if (!buf)
+			return die("map /dev/fake_ascend", -errno);
 	} else if (dmabuf) {
 		const char *what;
 		dfd = peer_make_udmabuf(cap, &what);
@@ -93,7 +140,7 @@ int main(int argc, char **argv)
 	} else if (strcmp(mode, "unreg")) {
 		unsigned flags = !strcmp(mode, "host") ? FXIO_BUF_HOST :
 				 !strcmp(mode, "emulated") ? FXIO_BUF_EMULATED :
-				 rocm ? FXIO_BUF_HIP : 0xff;
+				 rocm ? FXIO_BUF_HIP : ascend ? FXIO_BUF_ACL : 0xff;
 		r = fxio_buf_register(buf, cap, flags);
 		if (r)
 			return die("fxio_buf_register", r);
@@ -115,7 +162,7 @@ int main(int argc, char **argv)
 		fxio_buf_deregister(buf);
 	fxio_close(h);
 	close(f);
-	if (rocm || dmabuf)
+	if (rocm || ascend || dmabuf)
 		munmap(buf, cap);
 	else
 		free(buf);

@@ -43,7 +43,9 @@
 #   physical addresses, mapped for the NIC (dma_map_resource(), or for
 #   rxe the linear-map address), with 4 KiB and with 2 MiB device pages: a
 #   read and a write across every member equal the block path, DMA-only
-#   byte counters +len, no nvme block I/O, no pin left; the driver's free
+#   byte counters +len, no nvme block I/O, no pin left; through libfxio
+#   (fxio-cp ascend, ACL memory, no AscendCL runtime) a read and a write
+#   take the direct path with the staged pipeline unused; the driver's free
 #   callback while 4 threads' peer RWs of its memory are in flight: those
 #   finish, later ones fail ENXIO, then the NIC mappings and the table go
 #   (peer-test revoke-peerq, retried until an RW was in flight);
@@ -265,12 +267,12 @@ log "ok: peer write from ROCm memory read back through the block path ($G_LEN by
 command -v fxio-cp >/dev/null || fail "fxio-cp not in the VM (build/ctl/fxio-cp)"
 d0=$(peer_sum dma_bytes)
 fx_run fxio-cp read rocm "$DEV" $R_OFF $R_LEN /tmp/g3 3584
-expect_match "$FX_OUT" '^path=direct reason=""' "libfxio's path for a read into ROCm memory"
+expect_match "$FX_OUT" '^path=direct reason="" overlapped=0 chunks=0$' "libfxio's path for a read into ROCm memory"
 cmp /tmp/g3 /tmp/r1.blk || fail "libfxio read into ROCm memory differs from the block path's read"
 F_OFF=3145728 F_LEN=266240
 head -c $F_LEN /dev/urandom > /tmp/g4
 fx_run fxio-cp write rocm "$DEV" $F_OFF $F_LEN /tmp/g4 512
-expect_match "$FX_OUT" '^path=direct reason=""' "libfxio's path for a write from ROCm memory"
+expect_match "$FX_OUT" '^path=direct reason="" overlapped=0 chunks=0$' "libfxio's path for a write from ROCm memory"
 dd_range $F_OFF $F_LEN /tmp/g4.blk
 cmp /tmp/g4 /tmp/g4.blk || fail "block path read after libfxio's write from ROCm memory differs"
 expect_eq "$(($(peer_sum dma_bytes) - d0))" "$((R_LEN + F_LEN))" "DMA-only bytes of the peer queues for libfxio's I/O"
@@ -288,6 +290,18 @@ for ps in 4096 2097152; do
 	rw_peer read 3584 $R_OFF $R_LEN /tmp/a1 ascend
 	cmp /tmp/a1 /tmp/r1.blk || fail "peer read into Ascend memory ($ps B pages) differs from the block path's read"
 	write_dev 1024 $A_OFF $A_LEN ascend "Ascend memory ($ps B pages)"
+	# libfxio: ACL memory with no AscendCL runtime, direct both ways, the
+	# staged pipeline unused
+	d0=$(peer_sum dma_bytes)
+	fx_run fxio-cp read ascend "$DEV" $R_OFF $R_LEN /tmp/a3 3584
+	expect_match "$FX_OUT" '^path=direct reason="" overlapped=0 chunks=0$' "libfxio's path for a read into Ascend memory ($ps B pages)"
+	cmp /tmp/a3 /tmp/r1.blk || fail "libfxio read into Ascend memory ($ps B pages) differs from the block path's read"
+	head -c $F_LEN /dev/urandom > /tmp/a4
+	fx_run fxio-cp write ascend "$DEV" $F_OFF $F_LEN /tmp/a4 512
+	expect_match "$FX_OUT" '^path=direct reason="" overlapped=0 chunks=0$' "libfxio's path for a write from Ascend memory ($ps B pages)"
+	dd_range $F_OFF $F_LEN /tmp/a4.blk
+	cmp /tmp/a4 /tmp/a4.blk || fail "block path read after libfxio's write from Ascend memory ($ps B pages) differs"
+	expect_eq "$(($(peer_sum dma_bytes) - d0))" "$((R_LEN + F_LEN))" "DMA-only bytes of the peer queues for libfxio's Ascend I/O ($ps B pages)"
 	# the driver takes its memory back while peer RWs move it
 	[ "$ps" != 4096 ] || fx_run $PT revoke-peerq "$DEV"
 	expect_eq "$(cat /sys/module/fake_ascend/parameters/pins)" 0 "Ascend pins at the end ($ps B pages)"
@@ -308,11 +322,11 @@ if [ -e /dev/udmabuf ] || { modprobe udmabuf 2>/dev/null && [ -e /dev/udmabuf ];
 	# libfxio: fxio_buf_register_dmabuf, direct both ways
 	d0=$(peer_sum dma_bytes)
 	fx_run fxio-cp read dmabuf "$DEV" $R_OFF $R_LEN /tmp/u3 3584
-	expect_match "$FX_OUT" '^path=direct reason=""' "libfxio's path for a read into a dma-buf"
+	expect_match "$FX_OUT" '^path=direct reason="" overlapped=0 chunks=0$' "libfxio's path for a read into a dma-buf"
 	cmp /tmp/u3 /tmp/r1.blk || fail "libfxio read into a dma-buf differs from the block path's read"
 	head -c 131072 /dev/urandom > /tmp/u4
 	fx_run fxio-cp write dmabuf "$DEV" $U_OFF 131072 /tmp/u4 512
-	expect_match "$FX_OUT" '^path=direct reason=""' "libfxio's path for a write from a dma-buf"
+	expect_match "$FX_OUT" '^path=direct reason="" overlapped=0 chunks=0$' "libfxio's path for a write from a dma-buf"
 	dd_range $U_OFF 131072 /tmp/u4.blk
 	cmp /tmp/u4 /tmp/u4.blk || fail "block path read after libfxio's write from a dma-buf differs"
 	expect_eq "$(($(peer_sum dma_bytes) - d0))" "$((R_LEN + 131072))" "DMA-only bytes of the peer queues for libfxio's dma-buf I/O"
