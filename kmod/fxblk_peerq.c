@@ -79,6 +79,16 @@ MODULE_PARM_DESC(peer_queues,
 		 "Peer RW over fxblk's own NVMe-oF/RDMA queues to nvme-rdma members (lab only; default: off)");
 
 /*
+ * Lab only: hold back the Keep Alives of every association, as a host that
+ * stalled would, so that the target's Keep Alive Timeout expires and it
+ * drops the association (lab 56); they resume when it is cleared.
+ */
+static bool fxblk_peerq_ka_hold;
+module_param_named(peer_ka_hold, fxblk_peerq_ka_hold, bool, 0644);
+MODULE_PARM_DESC(peer_ka_hold,
+		 "Lab only: send no Keep Alive on the peer queues (let the target's KATO expire)");
+
+/*
  * A software RDMA device (rxe, siw: ib_uses_virt_dma()) moves data with
  * the CPU through kernel virtual addresses, so it cannot reach device
  * memory and DMA-only memory is never mapped for it: such RWs are
@@ -1149,7 +1159,8 @@ static void fxblk_peerq_ka_work(struct work_struct *work)
 	if (READ_ONCE(ctrl->closing) || !READ_ONCE(ctrl->admin.live))
 		return;
 	c.common.opcode = nvme_admin_keep_alive;
-	if (!fxblk_peerq_issue(&ctrl->admin, &c, NULL, 0, false, 0, DMA_NONE,
+	if (!READ_ONCE(fxblk_peerq_ka_hold) &&
+	    !fxblk_peerq_issue(&ctrl->admin, &c, NULL, 0, false, 0, DMA_NONE,
 			       fxblk_peerq_ka_done, ctrl))
 		atomic64_inc(&ctrl->ka_sent);
 	queue_delayed_work(fxblk_peerq_wq, &ctrl->ka_work,

@@ -24,6 +24,10 @@
 #    association closed unflushed, so the next fsync of /dev/fxN fails with
 #    EIO and the one after it succeeds; without one, the write was durable
 #    on completion: no member is unflushed and the fsync succeeds;
+#  - the Keep Alive Timeout: with fxblk's Keep Alives held back (module
+#    parameter peer_ka_hold, lab only) the target drops every idle
+#    association after its 5 s KATO; a peer RW then takes the block path;
+#    once they resume, the associations reopen and stay live;
 #  - member 3's kernel controller deleted (nvme disconnect): fxblk reports
 #    the member gone (->mark_dead, 6.5+: hence 6.12 and 7.3 only); a peer
 #    read across it fails with EIO through the block path, member 3's
@@ -147,6 +151,25 @@ if [ "$VWC" = 1 ]; then
 fi
 xfs_io -c fsync "$DEV" > /tmp/fsync.out 2>&1 && ! grep -qi error /tmp/fsync.out ||
 	{ cat /tmp/fsync.out; fail "the fsync after the lost association failed (VWC $VWC: the first with it must not)"; }
+
+# Keep Alive Timeout: fxblk holds back its Keep Alives (peer_ka_hold, lab
+# only), the target's KATO (5 s) expires on the idle associations and it
+# drops them; a peer RW then goes through the block path; once the Keep
+# Alives resume, the associations are opened again after their back-off
+fx_mark kato
+echo 1 > /sys/module/fxblk/parameters/peer_ka_hold
+live_count() { grep -c "^$NAME member=[0-3] .* state=live " $DBG; }
+fl_wait 30 eval '[ "$(live_count)" = 0 ]' ||
+	fail "$(live_count) associations still live 30 s after their Keep Alives stopped (KATO 5 s)"
+log "every association down after its KATO: $(peer_field 0 why)"
+peer_rw 40 || fail "a peer RW while the associations were down"
+echo 0 > /sys/module/fxblk/parameters/peer_ka_hold
+fl_wait 90 eval 'peer_rw 41 && [ "$(live_count)" = 4 ]' ||
+	fail "associations not all live again 90 s after the Keep Alives resumed ($(live_count) live)"
+fx_dmesg_since kato | grep -iE 'keep-?alive' | head -3 | sed 's/^/   /'
+fx_dmesg_since kato | grep -qiE 'nvmet.*keep-?alive' || fail "no keep-alive expiry reported by nvmet"
+sleep 7	# longer than KATO: live with Keep Alives
+expect_eq "$(live_count)" 4 "live associations 7 s after the Keep Alives resumed"
 
 # member 3 lost: no peer I/O to it
 GR=$(peer_field $G reads)
