@@ -288,6 +288,37 @@ void fxblk_peer_unmap_phys(struct device *dev, dma_addr_t addr, size_t len)
 }
 EXPORT_SYMBOL_GPL(fxblk_peer_unmap_phys);
 
+/*
+ * Walk [@pos, @pos + @bytes) of the DMA segments of @src; fill @d (if not
+ * NULL) with its pieces. The number of pieces, 0 if @src is shorter.
+ */
+unsigned int fxblk_peer_dma_slice(struct sg_table *src, u64 pos, u64 bytes,
+				  struct scatterlist *d)
+{
+	struct scatterlist *sg;
+	unsigned int i, n = 0;
+	u32 take;
+
+	for_each_sgtable_dma_sg(src, sg, i) {
+		if (pos >= sg_dma_len(sg)) {
+			pos -= sg_dma_len(sg);
+			continue;
+		}
+		take = min_t(u64, sg_dma_len(sg) - pos, bytes);
+		if (d) {
+			sg_dma_address(d) = sg_dma_address(sg) + pos;
+			sg_dma_len(d) = take;
+			d = sg_next(d);
+		}
+		n++;
+		bytes -= take;
+		pos = 0;
+		if (!bytes)
+			return n;
+	}
+	return 0;
+}
+
 /* Before ->unpin: no RW holds @reg in service any more. */
 static void fxblk_peer_unmap_all(struct fxblk_peer_reg *reg)
 {

@@ -86,64 +86,25 @@ static const struct dma_buf_attach_ops fxblk_peer_dmabuf_importer = {
 };
 
 /*
- * One DMA address of @adev's mapping as @dev takes it: as is, or for a
- * device without a DMA mask (the lab's rxe, peer_virt_dma: it moves data
- * with the CPU) the linear-map address of the memory, as
- * ib_dma_map_page() gives such a device, where there is one.
+ * For @dev without a DMA mask (the lab's rxe, peer_virt_dma), @sgt's DMA
+ * addresses of @adev's mapping become what fxblk_peer_map_phys() gives
+ * such a device for the memory: its linear-map address, where it has one.
  */
-static int fxblk_peer_dmabuf_addr(struct device *dev, struct device *adev,
-				  dma_addr_t addr, u32 len, dma_addr_t *out)
-{
-	phys_addr_t pa;
-	unsigned long pfn;
-
-	if (dev->dma_mask) {
-		*out = addr;
-		return 0;
-	}
-	pa = dma_to_phys(adev, addr);
-	for (pfn = PHYS_PFN(pa); pfn <= PHYS_PFN(pa + len - 1); pfn++)
-		if (!pfn_valid(pfn) || PageHighMem(pfn_to_page(pfn)))
-			return -EREMOTEIO;
-	*out = (dma_addr_t)(uintptr_t)phys_to_virt(pa);
-	return 0;
-}
-
-/*
- * The DMA segments of [@off, @off + @len) of @src into @dst (NULL: only
- * count them). The count, or -errno.
- */
-static int fxblk_peer_dmabuf_slice(struct sg_table *src, u64 off, u64 len,
-				   struct device *dev, struct device *adev,
-				   struct scatterlist *dst)
+static int fxblk_peer_dmabuf_virt(struct sg_table *sgt, struct device *dev,
+				  struct device *adev)
 {
 	struct scatterlist *sg;
 	unsigned int i;
-	int n = 0, ret;
-	u32 take;
+	int ret;
 
-	for_each_sgtable_dma_sg(src, sg, i) {
-		if (off >= sg_dma_len(sg)) {
-			off -= sg_dma_len(sg);
-			continue;
-		}
-		take = min_t(u64, sg_dma_len(sg) - off, len);
-		if (dst) {
-			ret = fxblk_peer_dmabuf_addr(dev, adev,
-						     sg_dma_address(sg) + off,
-						     take, &sg_dma_address(dst));
-			if (ret)
-				return ret;
-			sg_dma_len(dst) = take;
-			dst = sg_next(dst);
-		}
-		n++;
-		len -= take;
-		off = 0;
-		if (!len)
-			return n;
+	for_each_sgtable_dma_sg(sgt, sg, i) {
+		ret = fxblk_peer_map_phys(dev,
+					  dma_to_phys(adev, sg_dma_address(sg)),
+					  sg_dma_len(sg), &sg_dma_address(sg));
+		if (ret)
+			return ret;
 	}
-	return -EINVAL;		/* the buffer is shorter than its size says */
+	return 0;
 }
 
 /* Attached, pinned and mapped as ib_umem_dmabuf_get_pinned() does. */
@@ -206,7 +167,7 @@ static void fxblk_peer_dmabuf_detach(struct fxblk_peer_reg *reg,
  * For @dev, the DMA device of a member's RDMA NIC; a device without a DMA
  * mask (lab only) cannot be attached (an exporter maps for it with the
  * DMA API): the control node's device stands in for the attachment, and
- * fxblk_peer_dmabuf_addr() gives @dev the linear-map addresses.
+ * fxblk_peer_dmabuf_virt() gives @dev the linear-map addresses.
  */
 static int fxblk_peer_dmabuf_map(struct fxblk_peer_reg *reg,
 				 struct device *dev, struct sg_table **sgt,
@@ -214,7 +175,8 @@ static int fxblk_peer_dmabuf_map(struct fxblk_peer_reg *reg,
 {
 	struct device *adev = dev->dma_mask ? dev : fxblk_peer_dma_dev();
 	struct fxblk_peer_dmabuf_map *m;
-	int n, ret;
+	unsigned int n;
+	int ret;
 
 	m = kzalloc(sizeof(*m), GFP_KERNEL);
 	if (!m)
@@ -222,20 +184,20 @@ static int fxblk_peer_dmabuf_map(struct fxblk_peer_reg *reg,
 	ret = fxblk_peer_dmabuf_attach(reg, adev, m);
 	if (ret)
 		goto out_free;
-	n = fxblk_peer_dmabuf_slice(m->whole, reg->offset, reg->len, dev,
-				    adev, NULL);
-	if (n < 0) {
-		ret = n;
+	/* the registration's part; the buffer is shorter than it says: -EINVAL */
+	n = fxblk_peer_dma_slice(m->whole, reg->offset, reg->len, NULL);
+	if (!n) {
+		ret = -EINVAL;
 		goto out_detach;
 	}
 	ret = sg_alloc_table(&m->range, n, GFP_KERNEL);
 	if (ret)
 		goto out_detach;
-	n = fxblk_peer_dmabuf_slice(m->whole, reg->offset, reg->len, dev,
-				    adev, m->range.sgl);
-	if (n < 0) {
-		ret = n;
-		goto out_table;
+	fxblk_peer_dma_slice(m->whole, reg->offset, reg->len, m->range.sgl);
+	if (!dev->dma_mask) {
+		ret = fxblk_peer_dmabuf_virt(&m->range, dev, adev);
+		if (ret)
+			goto out_table;
 	}
 	*sgt = &m->range;
 	*cookie = m;

@@ -743,6 +743,16 @@ static void fxblk_peerq_wait_done(void *priv, u16 status,
 
 static void fxblk_peerq_stop(struct fxblk_peerq_ctrl *ctrl, const char *why);
 
+/* A command's reply; one that does not come stops @ctrl (@why), failing it. */
+static void fxblk_peerq_await(struct fxblk_peerq_ctrl *ctrl,
+			      struct fxblk_peerq_wait *w, const char *why)
+{
+	if (!wait_for_completion_timeout(&w->done, FXBLK_PEERQ_CMD_TIMEOUT)) {
+		fxblk_peerq_stop(ctrl, why);
+		wait_for_completion(&w->done);
+	}
+}
+
 /* One command, waited for; @buf (kmalloc'ed) holds its data. */
 static int fxblk_peerq_sync(struct fxblk_peerq_queue *q,
 			    const struct nvme_command *c, void *buf, u32 len,
@@ -760,11 +770,7 @@ static int fxblk_peerq_sync(struct fxblk_peerq_queue *q,
 				len, dir, fxblk_peerq_wait_done, &w);
 	if (ret)
 		return ret;
-	if (!wait_for_completion_timeout(&w.done, FXBLK_PEERQ_CMD_TIMEOUT)) {
-		/* fails what is posted, this command too */
-		fxblk_peerq_stop(q->ctrl, "admin command timed out");
-		wait_for_completion(&w.done);
-	}
+	fxblk_peerq_await(q->ctrl, &w, "admin command timed out");
 	if (w.status) {
 		pr_info("peer queue %u of %s: command 0x%02x failed: status 0x%x\n",
 			q->qid, q->ctrl->m->disk_name, c->common.opcode,
@@ -1690,37 +1696,6 @@ static struct device *fxblk_peerq_dma_dev(struct ib_device *ibdev)
 }
 
 /*
- * Walk [@pos, @pos + @bytes) of the DMA segments of @src; fill @d (if not
- * NULL) with its pieces. The number of pieces, 0 if @src is shorter.
- */
-static unsigned int fxblk_peerq_dma_walk(struct sg_table *src, u64 pos,
-					 u32 bytes, struct scatterlist *d)
-{
-	struct scatterlist *sg;
-	unsigned int i, n = 0;
-	u32 take;
-
-	for_each_sgtable_dma_sg(src, sg, i) {
-		if (pos >= sg_dma_len(sg)) {
-			pos -= sg_dma_len(sg);
-			continue;
-		}
-		take = min_t(u64, sg_dma_len(sg) - pos, bytes);
-		if (d) {
-			sg_dma_address(d) = sg_dma_address(sg) + pos;
-			sg_dma_len(d) = take;
-			d = sg_next(d);
-		}
-		n++;
-		bytes -= take;
-		pos = 0;
-		if (!bytes)
-			return n;
-	}
-	return 0;
-}
-
-/*
  * @sgt: the piece [@pos, @pos + @bytes) of @reg's pages, or of @dma, its
  * DMA-only memory mapped for the member's NIC (fxblk_peerq_vol_map()).
  */
@@ -1736,12 +1711,12 @@ static int fxblk_peerq_piece_sg(struct fxblk_peer_reg *reg,
 						 reg->pages + (pos >> PAGE_SHIFT),
 						 DIV_ROUND_UP(off + bytes, PAGE_SIZE),
 						 off, bytes, GFP_KERNEL);
-	n = fxblk_peerq_dma_walk(dma, pos, bytes, NULL);
+	n = fxblk_peer_dma_slice(dma, pos, bytes, NULL);
 	if (!n)
 		return -EINVAL;
 	ret = sg_alloc_table(sgt, n, GFP_KERNEL);
 	if (!ret)
-		fxblk_peerq_dma_walk(dma, pos, bytes, sgt->sgl);
+		fxblk_peer_dma_slice(dma, pos, bytes, sgt->sgl);
 	return ret;
 }
 
@@ -1984,12 +1959,7 @@ int fxblk_peerq_flush(struct fxblk_volume *vol)
 
 		if (!f[i].sent)
 			continue;
-		if (!wait_for_completion_timeout(&f[i].w.done,
-						 FXBLK_PEERQ_CMD_TIMEOUT)) {
-			/* fails what is posted, this Flush too */
-			fxblk_peerq_stop(ctrl, "flush timed out");
-			wait_for_completion(&f[i].w.done);
-		}
+		fxblk_peerq_await(ctrl, &f[i].w, "flush timed out");
 		if (f[i].w.status) {
 			pr_warn_ratelimited("%s: member %u: flush of its peer queue failed: status 0x%x\n",
 					    vol->disk->disk_name, i,
