@@ -103,9 +103,6 @@ std::optional<PciFunc> read_func(const fs::path &sysfs, const std::string &bdf)
 		f.chain.push_back(part.string());
 	if (f.chain.empty() || f.chain.back() != bdf)
 		return std::nullopt;
-	f.vendor = static_cast<unsigned>(read_number(dev / "vendor").value_or(0));
-	f.device = static_cast<unsigned>(read_number(dev / "device").value_or(0));
-	f.cls = static_cast<unsigned>(read_number(dev / "class").value_or(0));
 	f.bar_bytes = largest_bar(dev / "resource");
 	f.vram_bytes = read_number(dev / "mem_info_vram_total");
 	fs::path group = fs::canonical(dev / "iommu_group", ec);
@@ -119,14 +116,23 @@ std::optional<PciFunc> read_func(const fs::path &sysfs, const std::string &bdf)
 	return f;
 }
 
-std::optional<std::string> accelerator_kind(const PciFunc &f)
+// From the function's vendor and class files only: the full read (config
+// space, BARs, IOMMU group) is for the few functions that matter.
+std::optional<std::string> accelerator_kind(const fs::path &dev)
 {
-	unsigned base = f.cls >> 16;  // 0x03 display, 0x12 processing accelerator
-	if (f.vendor == vendor_amd && (base == 0x03 || base == 0x12))
+	auto vendor = read_number(dev / "vendor").value_or(0);
+	auto base = read_number(dev / "class").value_or(0) >> 16;  // 0x03 display, 0x12 accelerator
+	if (vendor == vendor_amd && (base == 0x03 || base == 0x12))
 		return "rocm";
-	if (f.vendor == vendor_huawei && base == 0x12)
+	if (vendor == vendor_huawei && base == 0x12)
 		return "ascend";
 	return std::nullopt;
+}
+
+// The bridges above @f (not @f itself) into @on.
+void chain_above(const PciFunc &f, std::set<std::string> &on)
+{
+	on.insert(f.chain.begin(), f.chain.end() - 1);
 }
 
 const PciFunc *find(const std::vector<PciFunc> &v, const std::string &bdf)
@@ -227,18 +233,15 @@ Topology read_topology(const std::string &sysfs_root)
 	fs::path sysfs(sysfs_root);
 	Topology t;
 	std::error_code ec;
-	for (const auto &e : fs::directory_iterator(sysfs / "class/iommu", ec)) {
-		(void)e;
-		t.iommu = true;
-		break;
-	}
+	fs::directory_iterator iommus(sysfs / "class/iommu", ec);
+	t.iommu = !ec && iommus != fs::directory_iterator();
 	std::set<std::string> on_chains;
 	for (const auto &e : fs::directory_iterator(sysfs / "bus/pci/devices", ec)) {
-		auto f = read_func(sysfs, e.path().filename().string());
-		if (!f)
+		auto kind = accelerator_kind(e.path());
+		if (!kind)
 			continue;
-		if (auto kind = accelerator_kind(*f)) {
-			on_chains.insert(f->chain.begin(), f->chain.end());
+		if (auto f = read_func(sysfs, e.path().filename().string())) {
+			chain_above(*f, on_chains);
 			t.accelerators.push_back({*kind, *f});
 		}
 	}
@@ -248,7 +251,7 @@ Topology read_topology(const std::string &sysfs_root)
 		if (!dev.empty() && is_bdf(dev.filename().string()))
 			n.pci = read_func(sysfs, dev.filename().string());
 		if (n.pci)
-			on_chains.insert(n.pci->chain.begin(), n.pci->chain.end());
+			chain_above(*n.pci, on_chains);
 		t.nics.push_back(std::move(n));
 	}
 	for (const auto &b : on_chains)

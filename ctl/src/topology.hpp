@@ -21,7 +21,6 @@ struct PciFunc {
 	// From the host bridge down to this function: {"pci0000:00",
 	// "0000:00:01.0", "0000:01:00.0", ..., bdf}
 	std::vector<std::string> chain;
-	unsigned vendor = 0, device = 0, cls = 0;  // cls: 24-bit class code
 	std::uint64_t bar_bytes = 0;               // largest memory BAR
 	std::optional<std::uint64_t> vram_bytes;   // amdgpu's mem_info_vram_total
 	std::string iommu;  // its IOMMU group's type ("identity", "DMA", "DMA-FQ"), "" if none

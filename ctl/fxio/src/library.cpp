@@ -130,6 +130,18 @@ bool kernel_moves(PeerKernel &k, unsigned kind, std::string &why)
 	return false;
 }
 
+// The kernel's registration of @r, and why no RW of it moves it directly
+// (neither pages a bio carries nor memory its peer queues map), if so.
+void take_kernel(Registration &r, const KernelRegistration &kr)
+{
+	r.kernel = kr;
+	if (!kr.direct && !kr.peerq) {
+		r.reason = kr.struct_page ? FXIO_REASON_KERNEL_REFUSED : FXIO_REASON_NO_STRUCT_PAGE;
+		r.why = "provider " + kr.provider + ": " +
+			(kr.reason.empty() ? "memory has no struct page" : kr.reason);
+	}
+}
+
 }  // namespace
 
 int Library::buf_register(const void *base, std::size_t len, unsigned flags)
@@ -178,13 +190,7 @@ int Library::buf_register(const void *base, std::size_t len, unsigned flags)
 			r.why = "kernel refused the registration: " + std::string(std::strerror(-e)) +
 				(kwhy.empty() ? "" : " (" + kwhy + ")");
 		} else {
-			r.kernel = kr;
-			if (!kr.direct && !kr.peerq) {
-				r.reason = kr.struct_page ? FXIO_REASON_KERNEL_REFUSED
-							  : FXIO_REASON_NO_STRUCT_PAGE;
-				r.why = "provider " + kr.provider + ": " +
-					(kr.reason.empty() ? "memory has no struct page" : kr.reason);
-			}
+			take_kernel(r, kr);
 		}
 	}
 	return add(std::move(r));
@@ -269,12 +275,7 @@ int Library::buf_register_dmabuf(int fd, std::uint64_t offset, std::size_t len,
 	} else {
 		// RW offsets count from the registration's start in the buffer
 		kr.base = b - (offset - kr.base);
-		r.kernel = kr;
-		if (!kr.direct && !kr.peerq) {
-			r.reason = FXIO_REASON_NO_STRUCT_PAGE;
-			r.why = "provider " + kr.provider + ": " +
-				(kr.reason.empty() ? "memory has no struct page" : kr.reason);
-		}
+		take_kernel(r, kr);
 	}
 	return add(std::move(r));
 }
