@@ -262,20 +262,27 @@ write_dev() {
 G_OFF=2107392 G_LEN=790016
 write_dev 1536 $G_OFF $G_LEN rocm "ROCm memory"
 log "ok: peer write from ROCm memory read back through the block path ($G_LEN bytes)"
-# libfxio: HIP memory with no HIP runtime, registered because the kernel
-# moves it, direct both ways
+# libfxio_both_ways MODE WHAT OFF LEN: through libfxio (fxio-cp MODE), a read
+# of [R_OFF, +R_LEN) equal to the block path's, and a write of LEN fresh
+# bytes at OFF that the block path reads back, both on the direct path with
+# the staged pipeline unused; the peer queues' DMA-only bytes grow by both
 command -v fxio-cp >/dev/null || fail "fxio-cp not in the VM (build/ctl/fxio-cp)"
-d0=$(peer_sum dma_bytes)
-fx_run fxio-cp read rocm "$DEV" $R_OFF $R_LEN /tmp/g3 3584
-expect_match "$FX_OUT" '^path=direct reason="" overlapped=0 chunks=0$' "libfxio's path for a read into ROCm memory"
-cmp /tmp/g3 /tmp/r1.blk || fail "libfxio read into ROCm memory differs from the block path's read"
+libfxio_both_ways() {
+	local d0
+	d0=$(peer_sum dma_bytes)
+	fx_run fxio-cp read "$1" "$DEV" $R_OFF $R_LEN /tmp/lf.r 3584
+	expect_match "$FX_OUT" '^path=direct reason="" overlapped=0 chunks=0$' "libfxio's path for a read into $2"
+	cmp /tmp/lf.r /tmp/r1.blk || fail "libfxio read into $2 differs from the block path's read"
+	head -c "$4" /dev/urandom > /tmp/lf.w
+	fx_run fxio-cp write "$1" "$DEV" "$3" "$4" /tmp/lf.w 512
+	expect_match "$FX_OUT" '^path=direct reason="" overlapped=0 chunks=0$' "libfxio's path for a write from $2"
+	dd_range "$3" "$4" /tmp/lf.w.blk
+	cmp /tmp/lf.w /tmp/lf.w.blk || fail "block path read after libfxio's write from $2 differs"
+	expect_eq "$(($(peer_sum dma_bytes) - d0))" "$((R_LEN + $4))" "DMA-only bytes of the peer queues for libfxio's I/O of $2"
+}
+# HIP memory with no HIP runtime, registered because the kernel moves it
 F_OFF=3145728 F_LEN=266240
-head -c $F_LEN /dev/urandom > /tmp/g4
-fx_run fxio-cp write rocm "$DEV" $F_OFF $F_LEN /tmp/g4 512
-expect_match "$FX_OUT" '^path=direct reason="" overlapped=0 chunks=0$' "libfxio's path for a write from ROCm memory"
-dd_range $F_OFF $F_LEN /tmp/g4.blk
-cmp /tmp/g4 /tmp/g4.blk || fail "block path read after libfxio's write from ROCm memory differs"
-expect_eq "$(($(peer_sum dma_bytes) - d0))" "$((R_LEN + F_LEN))" "DMA-only bytes of the peer queues for libfxio's I/O"
+libfxio_both_ways rocm "ROCm memory" $F_OFF $F_LEN
 log "ok: libfxio moved ROCm memory direct both ways, with no HIP runtime"
 expect_eq "$(cat $KFD/pins)" 0 "kfd pins at the end"
 expect_eq "$(peer_sum errors)" 0 "peer queue errors"
@@ -290,18 +297,8 @@ for ps in 4096 2097152; do
 	rw_peer read 3584 $R_OFF $R_LEN /tmp/a1 ascend
 	cmp /tmp/a1 /tmp/r1.blk || fail "peer read into Ascend memory ($ps B pages) differs from the block path's read"
 	write_dev 1024 $A_OFF $A_LEN ascend "Ascend memory ($ps B pages)"
-	# libfxio: ACL memory with no AscendCL runtime, direct both ways, the
-	# staged pipeline unused
-	d0=$(peer_sum dma_bytes)
-	fx_run fxio-cp read ascend "$DEV" $R_OFF $R_LEN /tmp/a3 3584
-	expect_match "$FX_OUT" '^path=direct reason="" overlapped=0 chunks=0$' "libfxio's path for a read into Ascend memory ($ps B pages)"
-	cmp /tmp/a3 /tmp/r1.blk || fail "libfxio read into Ascend memory ($ps B pages) differs from the block path's read"
-	head -c $F_LEN /dev/urandom > /tmp/a4
-	fx_run fxio-cp write ascend "$DEV" $F_OFF $F_LEN /tmp/a4 512
-	expect_match "$FX_OUT" '^path=direct reason="" overlapped=0 chunks=0$' "libfxio's path for a write from Ascend memory ($ps B pages)"
-	dd_range $F_OFF $F_LEN /tmp/a4.blk
-	cmp /tmp/a4 /tmp/a4.blk || fail "block path read after libfxio's write from Ascend memory ($ps B pages) differs"
-	expect_eq "$(($(peer_sum dma_bytes) - d0))" "$((R_LEN + F_LEN))" "DMA-only bytes of the peer queues for libfxio's Ascend I/O ($ps B pages)"
+	# libfxio: ACL memory with no AscendCL runtime
+	libfxio_both_ways ascend "Ascend memory ($ps B pages)" $F_OFF $F_LEN
 	# the driver takes its memory back while peer RWs move it
 	[ "$ps" != 4096 ] || fx_run $PT revoke-peerq "$DEV"
 	expect_eq "$(cat /sys/module/fake_ascend/parameters/pins)" 0 "Ascend pins at the end ($ps B pages)"
@@ -319,17 +316,8 @@ if [ -e /dev/udmabuf ] || { modprobe udmabuf 2>/dev/null && [ -e /dev/udmabuf ];
 	cmp /tmp/u1 /tmp/r1.blk || fail "peer read into a dma-buf differs from the block path's read"
 	U_OFF=3948544 U_LEN=245760
 	write_dev 2560 $U_OFF $U_LEN dmabuf "a dma-buf"
-	# libfxio: fxio_buf_register_dmabuf, direct both ways
-	d0=$(peer_sum dma_bytes)
-	fx_run fxio-cp read dmabuf "$DEV" $R_OFF $R_LEN /tmp/u3 3584
-	expect_match "$FX_OUT" '^path=direct reason="" overlapped=0 chunks=0$' "libfxio's path for a read into a dma-buf"
-	cmp /tmp/u3 /tmp/r1.blk || fail "libfxio read into a dma-buf differs from the block path's read"
-	head -c 131072 /dev/urandom > /tmp/u4
-	fx_run fxio-cp write dmabuf "$DEV" $U_OFF 131072 /tmp/u4 512
-	expect_match "$FX_OUT" '^path=direct reason="" overlapped=0 chunks=0$' "libfxio's path for a write from a dma-buf"
-	dd_range $U_OFF 131072 /tmp/u4.blk
-	cmp /tmp/u4 /tmp/u4.blk || fail "block path read after libfxio's write from a dma-buf differs"
-	expect_eq "$(($(peer_sum dma_bytes) - d0))" "$((R_LEN + 131072))" "DMA-only bytes of the peer queues for libfxio's dma-buf I/O"
+	# libfxio: fxio_buf_register_dmabuf
+	libfxio_both_ways dmabuf "a dma-buf" $U_OFF 131072
 	! grep -q fxblk-peer /sys/kernel/debug/dma_buf/bufinfo ||
 		fail "a dma-buf still attached by fxblk-peer after its handle went: $(cat /sys/kernel/debug/dma_buf/bufinfo)"
 	log "ok: a dma-buf moved both ways by the NIC (peer-test and libfxio); no attachment left"
