@@ -157,7 +157,6 @@ struct fxblk_volume {
 	struct work_struct teardown_work;
 	struct completion torn_down;
 	struct sk_buff *destroyed_event;
-	struct bio_set split_bs;	/* chunk-boundary splits */
 	struct bio_set clone_bs;	/* bios sent to members, with fxblk_io */
 	struct bio_set acct_bs;		/* accounts a chunk-crossing bio once */
 	/* Only one fan-out at a time may wait for the pool: see fan-out. */

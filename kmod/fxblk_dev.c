@@ -400,27 +400,41 @@ static bool fxblk_bio_p2pdma(struct bio *bio)
 }
 
 /*
- * The fast path: a bio within one chunk becomes exactly one clone. With
- * @acct it is an original bio, accounted here; a piece of a split one was
- * accounted as a whole before it was cut (fxblk_acct_clone()).
+ * @clone takes the first @sectors of @bio; the rest of @bio goes round
+ * again, dm's way (dm_split_and_process_bio()): @bio itself is advanced
+ * and resubmitted, with one more completion to wait for (its pieces' clones
+ * end it), and comes back to fxblk_submit_rw() through current->bio_list
+ * once this call returns. The block core sends @clone (to a lower device)
+ * before it. So a piece costs one bio, its clone, and each pass holds one
+ * clone: no pool can run dry under us.
+ */
+static void fxblk_send_rest(struct bio *bio, struct bio *clone,
+			    unsigned int sectors)
+{
+	bio_trim(clone, 0, sectors);
+	bio_advance(bio, sectors << SECTOR_SHIFT);
+	bio_inc_remaining(bio);
+	fxblk_trace_split(bio, bio->bi_iter.bi_sector);
+	submit_bio_noacct(bio);
+}
+
+/*
+ * Send the first @sectors of @bio, all within one chunk, to their member as
+ * one clone; with fewer than all of @bio's sectors, the rest goes round
+ * again. With @acct @bio is an original bio sent whole, accounted here; a
+ * bio sent in pieces was accounted as a whole (fxblk_acct_clone()).
  */
 static void fxblk_map_one(struct fxblk_volume *vol, struct bio *bio,
-			  bool acct, gfp_t gfp)
+			  unsigned int sectors, bool acct, gfp_t gfp)
 {
-	bool p2p = fxblk_bio_p2pdma(bio);
+	u64 sector = bio->bi_iter.bi_sector;
 	struct fxblk_member *m;
 	struct bio *clone;
 	u64 msector;
+	bool p2p;
 	u32 mi;
 
-	/* See the top of this file: never to a member that cannot map them. */
-	if (unlikely(p2p) && !(vol->flags & FXBLK_VOL_PCI_P2PDMA)) {
-		fxblk_direct_refused(vol);
-		bio->bi_status = BLK_STS_TARGET;
-		bio_endio(bio);
-		return;
-	}
-	fxblk_map_sector(&vol->geom, bio->bi_iter.bi_sector, &mi, &msector);
+	fxblk_map_sector(&vol->geom, sector, &mi, &msector);
 	m = &vol->members[mi];
 	/*
 	 * A member without poll queues: complete normally, by interrupt. Clear
@@ -435,6 +449,17 @@ static void fxblk_map_one(struct fxblk_volume *vol, struct bio *bio,
 		bio_wouldblock_error(bio);
 		return;
 	}
+	if (sectors < bio_sectors(bio))
+		fxblk_send_rest(bio, clone, sectors);
+	/* See the top of this file: never to a member that cannot map them. */
+	p2p = fxblk_bio_p2pdma(clone);
+	if (unlikely(p2p) && !(vol->flags & FXBLK_VOL_PCI_P2PDMA)) {
+		bio_put(clone);
+		fxblk_direct_refused(vol);
+		bio->bi_status = BLK_STS_TARGET;
+		bio_endio(bio);
+		return;
+	}
 	clone->bi_iter.bi_sector = m->data_offset + msector;
 	fxblk_io_of(clone)->acct = false;
 	fxblk_io_of(clone)->child = false;
@@ -442,7 +467,7 @@ static void fxblk_map_one(struct fxblk_volume *vol, struct bio *bio,
 	if (acct)
 		fxblk_start_acct(fxblk_io_of(clone), bio);
 	fxblk_poll_prep(bio, clone);
-	fxblk_trace_remap(clone, disk_devt(vol->disk), bio->bi_iter.bi_sector);
+	fxblk_trace_remap(clone, disk_devt(vol->disk), sector);
 	fxblk_issue(m, clone, bio, fxblk_dir(bio));
 }
 
@@ -484,67 +509,61 @@ static struct bio *fxblk_acct_clone(struct fxblk_volume *vol, struct bio *bio,
 }
 
 /*
- * A REQ_NOWAIT bio with a piece longer than the members take whole
- * (@max: its first piece's length). The member's block core would refuse
- * that piece with AGAIN, since it never splits a NOWAIT bio
- * (bio_split_rw_at()), and every such piece would then go through the
- * volume's worker, one after the other (fxblk_reissue()): with 4 tags per
- * member, 512 KiB io_uring reads over 128 KiB members ran at 0.6x md raid0
- * in make bench. Refuse the bio here instead, while nothing of it was
- * sent and its submitter gets the answer at once, as the core does for a
- * disk and md does (md_submit_bio() splits to the stacked limits): io_uring
- * then sends it again from an io-wq worker, without NOWAIT, one worker per
- * request. Pieces are at most a chunk long, so large reads over small
- * chunks still pass. Not polled bios: on 6.1 the retry of a polled bio is
- * NOWAIT again (bio_set_polled()) and would be refused forever.
+ * The longest piece of @bio that starts at its first sector: up to the
+ * chunk boundary, and for a REQ_NOWAIT bio no longer than the members take
+ * whole (the volume's max_sectors, stacked from theirs). A member's block
+ * core never splits a NOWAIT bio (bio_split_rw_at()): it would refuse a
+ * longer piece with AGAIN after fxN sent it, and fxblk would send that
+ * piece again from the volume's worker, one after the other (0.6x md raid0
+ * for 512 KiB io_uring reads over members taking 128 KiB). So fxN cuts
+ * such bios to max_sectors itself, as dm cuts every bio to its queue's
+ * max_sectors (__max_io_len()), and each piece goes out at once, still
+ * NOWAIT. Refusing the whole bio with AGAIN instead (as the core does for
+ * one disk, and md at its entry split) makes io_uring send it again from
+ * an io-wq worker, which cost ~60-90 us per 512 KiB read on one CPU in
+ * make bench's cost kind (docs/benchmarks.md). Without NOWAIT the members'
+ * cores split larger pieces themselves, which costs less than a split and
+ * a clone here. Not polled bios: a polled bio stays whole where it can
+ * (fxblk_poll_prep()), as the block core keeps it.
  */
-static bool fxblk_nowait_too_big(struct fxblk_volume *vol, struct bio *bio,
-				 unsigned int max)
+static unsigned int fxblk_piece_max(struct fxblk_volume *vol, struct bio *bio)
 {
-	u64 n = bio_sectors(bio), piece = min_t(u64, n, max);
+	struct request_queue *q = vol->disk->queue;
+	unsigned int max = fxblk_sectors_to_boundary(&vol->geom,
+						     bio->bi_iter.bi_sector);
+	unsigned int lbs = queue_logical_block_size(q) >> SECTOR_SHIFT;
 
-	if (!(bio->bi_opf & REQ_NOWAIT) || fxblk_bio_polled(bio))
-		return false;
-	if (n > max)
-		piece = max_t(u64, piece, min_t(u64, n - max,
-				fxblk_chunk_sectors(&vol->geom)));
-	return piece > vol->disk->queue->limits.max_sectors;
+	/* whole blocks, even if max_sectors_kb of fxN was set to less */
+	if ((bio->bi_opf & REQ_NOWAIT) && !fxblk_bio_polled(bio))
+		max = min(max, max(round_down(queue_max_sectors(q), lbs), lbs));
+	return max;
 }
 
 /*
- * Reads and writes: cut at the chunk boundary as md raid0 does; the rest is
- * chained to the piece and resubmitted, coming back here through
- * current->bio_list once this call returns. The block core sends the
- * piece's clone (a lower device) before that rest, so each pass holds at
- * most one split and one clone: no pool can run dry under us.
+ * Reads and writes: cut at the chunk boundary as md raid0 does, a piece at
+ * a time (fxblk_map_one(), fxblk_send_rest()).
  *
- * REQ_NOWAIT bios are split too (dm does the same): failing them with EAGAIN
+ * REQ_NOWAIT bios are cut too (dm does the same): failing them with EAGAIN
  * would punt every large io_uring read to an io-wq worker, and on 6.1 every
  * polled bio is NOWAIT, so io_uring would retry a polled chunk-crossing bio
  * forever. But only the first allocations may fail, while nothing was sent:
  * a bio with a piece in flight that ended with EAGAIN would complete in
  * that piece's completion context, where io_uring cannot retry it
- * (fxblk_may_reissue()). So once the split is made, and for every rest that
- * comes back, allocations wait for the pool as without NOWAIT; the argument
- * above says no pool can run dry under us.
+ * (fxblk_may_reissue()). So for every rest that comes back, allocations
+ * wait for the pool as without NOWAIT; fxblk_send_rest() says why no pool
+ * can run dry under us.
  */
 static void fxblk_submit_rw(struct fxblk_volume *vol, struct bio *bio)
 {
-	unsigned int max = fxblk_sectors_to_boundary(&vol->geom,
-						     bio->bi_iter.bi_sector);
+	unsigned int max = fxblk_piece_max(vol, bio);
+	unsigned int sectors = bio_sectors(bio);
 	/* A rest coming back is a bio of acct_bs, accounted already. */
 	bool acct = bio->bi_end_io != fxblk_acct_endio;
-	/* A rest of an unaccounted split (or a bio chained above us). */
+	/* A rest of an unaccounted bio (or a bio chained above us). */
 	bool sent = !acct || bio_flagged(bio, BIO_CHAIN);
 	gfp_t gfp = sent ? GFP_NOIO : fxblk_gfp(bio);
 
-	if (!sent && unlikely(fxblk_nowait_too_big(vol, bio, max))) {
-		bio_wouldblock_error(bio);
-		return;
-	}
-	if (bio_sectors(bio) > max) {
-		struct bio *split;
-
+	if (sectors > max) {
 		/* Only a single clone is polled: see fxblk_poll_prep(). */
 		fxblk_clear_polled(bio);
 		if (acct && blk_queue_io_stat(vol->disk->queue)) {
@@ -557,20 +576,9 @@ static void fxblk_submit_rw(struct fxblk_volume *vol, struct bio *bio)
 			bio = clone;
 		}
 		acct = false;
-		split = bio_split(bio, max, gfp, &vol->split_bs);
-		if (IS_ERR_OR_NULL(split)) {
-			/* only with GFP_NOWAIT: nothing was sent yet */
-			bio_wouldblock_error(bio);
-			return;
-		}
-		bio_chain(split, bio);
-		fxblk_trace_split(split, bio->bi_iter.bi_sector);
-		submit_bio_noacct(bio);
-		bio = split;
-		/* the rest will be sent: the piece must not fail */
-		gfp = GFP_NOIO;
+		sectors = max;
 	}
-	fxblk_map_one(vol, bio, acct, gfp);
+	fxblk_map_one(vol, bio, sectors, acct, gfp);
 }
 
 /*
@@ -1265,15 +1273,11 @@ int fxblk_dev_setup(struct fxblk_volume *vol, const struct fxblk_create_req *req
 			      PERCPU_REF_ALLOW_REINIT, GFP_KERNEL);
 	if (ret)
 		goto out_close;
-	/* md keeps two splits in reserve; one is in flight per pass. */
-	ret = bioset_init(&vol->split_bs, BIO_POOL_SIZE, 0, 0);
-	if (ret)
-		goto out_ref;
 	/* The largest fan-out: a parent and a bio per member. */
 	ret = bioset_init(&vol->clone_bs, vol->nr_members + 1,
 			  offsetof(struct fxblk_io, bio), 0);
 	if (ret)
-		goto out_split;
+		goto out_ref;
 	ret = bioset_init(&vol->acct_bs, BIO_POOL_SIZE,
 			  offsetof(struct fxblk_io, bio), 0);
 	if (ret)
@@ -1300,8 +1304,6 @@ out_acct:
 	bioset_exit(&vol->acct_bs);
 out_clone:
 	bioset_exit(&vol->clone_bs);
-out_split:
-	bioset_exit(&vol->split_bs);
 out_ref:
 	percpu_ref_exit(&vol->active);
 out_close:
@@ -1333,7 +1335,6 @@ void fxblk_dev_destroy(struct fxblk_volume *vol)
 	destroy_workqueue(vol->wq);
 	bioset_exit(&vol->acct_bs);
 	bioset_exit(&vol->clone_bs);
-	bioset_exit(&vol->split_bs);
 	fxblk_members_close(vol, vol->nr_members);
 	/*
 	 * Without ->free_disk nobody has the disk open here (mark_dying
