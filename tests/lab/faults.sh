@@ -126,9 +126,10 @@ fl_port_del() {
 # fl_stallable_end I: (for the EXIT trap) the port back, every volume
 # removed (--force), member I disconnected and port 2 gone, as the lab's
 # teardown (which knows port 1 only) needs.
+# fl_stallable I TMO: the same with ctrl_loss_tmo TMO s (a member to lose)
 fl_stallable() {
 	fl_port_add 2 4421 "$1"
-	fl_reconnect "$1" --svcid 4421 --reconnect-delay=1 --ctrl-loss-tmo=600
+	fl_reconnect "$1" --svcid 4421 --reconnect-delay=1 --ctrl-loss-tmo="${2:-600}"
 }
 fl_stallable_end() {
 	local v

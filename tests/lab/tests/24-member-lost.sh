@@ -39,8 +39,7 @@ cleanup() {
 }
 trap cleanup EXIT
 fl_hung_task 15
-fl_port_add 2 4421 $I
-fl_reconnect $I --svcid 4421 --ctrl-loss-tmo=3 --reconnect-delay=1
+fl_stallable $I 3
 M[I]=$FL_DEV
 CTRL=$(fl_ctrl $I) || fail "no controller for member $I"
 fx_run fxctl create t24 --chunk 64K "${M[@]:0:4}"
