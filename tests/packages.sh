@@ -226,15 +226,15 @@ soname=$(readelf -d "$SO" | sed -n 's/.*Library soname: \[\(.*\)\]/\1/p')
 [ "$(readlink "$X/lib/usr/lib/$MA/libfxio.so.0")" = libfxio.so.0.1.0 ] || die "libfxio.so.0 does not point at libfxio.so.0.1.0"
 [ "$(readlink "$X/dev/usr/lib/$MA/libfxio.so")" = libfxio.so.0 ] || die "libfxio.so (dev) does not point at libfxio.so.0"
 exported=$(objdump -T "$SO" | awk '/^[0-9a-f]+ / && !/[*]UND[*]/ {print $(NF-1), $NF}' | LC_ALL=C sort)
-unversioned=$(grep -Ev '^FXIO_0(\.2)? ' <<< "$exported" || true)
-[ -z "$unversioned" ] || { echo "$unversioned"; die "libfxio exports symbols outside versions FXIO_0 and FXIO_0.2 (above)"; }
-grep -Ev '^FXIO_0(\.2)? (fxio_|FXIO_0(\.2)?$)' <<< "$exported" && die "libfxio exports symbols that are not fxio_* (above)"
+unversioned=$(grep -Ev '^FXIO_0(\.[23])? ' <<< "$exported" || true)
+[ -z "$unversioned" ] || { echo "$unversioned"; die "libfxio exports symbols outside versions FXIO_0, FXIO_0.2 and FXIO_0.3 (above)"; }
+grep -Ev '^FXIO_0(\.[23])? (fxio_|FXIO_0(\.[23])?$)' <<< "$exported" && die "libfxio exports symbols that are not fxio_* (above)"
 dpkg-deb --ctrl-tarfile "$LIB_DEB" | tar -tf - | has -x './symbols' || die "libfxio0 has no symbols control file"
 pkgsyms=$(dpkg-deb --ctrl-tarfile "$LIB_DEB" | tar -xOf - ./symbols | awk '/^ / {print $1}' | LC_ALL=C sort)
 compare libfxio0-symbols "$(awk '{print $2 "@" $1}' <<< "$exported")" "$pkgsyms"
 dpkg-deb --ctrl-tarfile "$LIB_DEB" | tar -xOf - ./shlibs | has -x "libfxio 0 libfxio0 (>= $VER)" ||
 	die "libfxio0's shlibs is not 'libfxio 0 libfxio0 (>= $VER)'"
-echo "libfxio.so.0.1.0: SONAME $soname, $(wc -l <<< "$exported") symbols at FXIO_0 and FXIO_0.2, as in the symbols file"
+echo "libfxio.so.0.1.0: SONAME $soname, $(wc -l <<< "$exported") symbols at FXIO_0, FXIO_0.2 and FXIO_0.3, as in the symbols file"
 grep -qx "PACKAGE_VERSION=\"$VER\"" "$X/dkms/usr/src/fxblk-$VER/dkms.conf" ||
 	die "packaged dkms.conf does not say PACKAGE_VERSION=\"$VER\""
 cmp -s "$X/ctl/usr/share/bash-completion/completions/fxctl" \

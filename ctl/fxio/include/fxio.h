@@ -34,7 +34,7 @@ extern "C" {
 #endif
 
 #define FXIO_VERSION_MAJOR 0
-#define FXIO_VERSION_MINOR 2
+#define FXIO_VERSION_MINOR 3
 
 #if defined(__GNUC__)
 #define FXIO_API __attribute__((visibility("default")))
@@ -173,6 +173,139 @@ struct fxio_stats {
 					 * (0.1: reserved, 0) */
 };
 FXIO_API int fxio_get_stats(fxio_handle_t h, struct fxio_stats *out);
+
+/*
+ * Batches (since 0.3: symbol version FXIO_0.3), shaped like cuFile's
+ * cuFileBatchIO*: up to @max_entries reads and writes of one handle in
+ * flight at once, each with the caller's cookie, each finishing alone
+ * (a failed entry leaves the others running). Entries run on the handle's
+ * asynchronous workers (FXIO_WORKERS, as fxio_submit_*) and take the same
+ * paths; their completions go to the batch only (fxio_poll never sees
+ * them). Unlike cuFile, a batch belongs to one handle (one batch per
+ * file). A batch is used by one thread at a time; several batches of one
+ * handle may be used by several threads.
+ */
+typedef struct fxio_batch *fxio_batch_t;
+
+enum fxio_batch_op { FXIO_BATCH_READ, FXIO_BATCH_WRITE };
+
+/* One entry: @size bytes between base + buf_off and the disk at @dev_off. */
+struct fxio_batch_io {
+	int32_t op;		/* enum fxio_batch_op */
+	uint32_t reserved;	/* 0 */
+	void *base;		/* a write only reads it */
+	size_t size;
+	off_t dev_off;
+	off_t buf_off;
+	uint64_t cookie;	/* returned in the entry's event */
+};
+
+enum fxio_batch_status {
+	FXIO_BATCH_DONE,	/* result: bytes moved (short at the end of the disk) */
+	FXIO_BATCH_FAILED,	/* result: -errno; path NONE if it never ran
+				 * (EINVAL: a negative offset or unknown op) */
+	FXIO_BATCH_CANCELED,	/* result: -ECANCELED; never started */
+};
+
+/* An entry's end; @path, @reason and @why as in struct fxio_completion. */
+struct fxio_batch_event {
+	uint64_t cookie;
+	int64_t result;		/* bytes, or -errno */
+	int32_t status;		/* enum fxio_batch_status */
+	int32_t path;		/* enum fxio_path */
+	int32_t reason;		/* enum fxio_reason */
+	uint32_t reserved;
+	const char *why;	/* lives as long as the process */
+};
+
+/* A batch on @h for up to @max_entries (1..65536) entries submitted and not
+ * yet returned by fxio_batch_status. -EINVAL, -EBADF. */
+FXIO_API int fxio_batch_setup(fxio_handle_t h, unsigned max_entries, fxio_batch_t *out);
+/* Queues @n entries (all or none: -EAGAIN when they do not fit beside the
+ * entries not yet collected, -EINVAL when @n exceeds max_entries or @flags
+ * is not 0). An entry with bad arguments is not refused here: it ends
+ * FXIO_BATCH_FAILED alone. Returns @n. */
+FXIO_API int fxio_batch_submit(fxio_batch_t b, const struct fxio_batch_io *ios, unsigned n,
+			       unsigned flags);
+/* Stores up to @max ended entries (done, failed or canceled; each once, in
+ * the order they ended) in @ev. Waits up to @timeout_ms (-1: forever, 0:
+ * not at all) until @min_nr have ended, or all of them if fewer are
+ * outstanding; returns how many were stored (fewer than @min_nr on
+ * timeout; 0 at once when nothing is outstanding), or -errno. */
+FXIO_API int fxio_batch_status(fxio_batch_t b, struct fxio_batch_event *ev, unsigned min_nr,
+			       unsigned max, int timeout_ms);
+/* Cancels every entry not yet started: each ends FXIO_BATCH_CANCELED
+ * (-ECANCELED), reported by fxio_batch_status. Entries already running
+ * finish (an I/O is never cut short). Returns how many were canceled. */
+FXIO_API int fxio_batch_cancel(fxio_batch_t b);
+/* Cancels what has not started, waits for the entries running (their
+ * buffers are in use until then), drops every event not collected and
+ * frees the batch. fxio_close of a handle refuses (-EBUSY) while a batch
+ * of it exists. */
+FXIO_API int fxio_batch_destroy(fxio_batch_t b);
+
+/*
+ * What this library and the kernel under it offer (since 0.3), as
+ * cuFileDriverGetProperties. fxio_get_properties(&p, sizeof(p)) fills
+ * min(@size, the library's size) bytes, so a caller built against an older,
+ * shorter struct keeps working; p.size says how many were filled. Strings
+ * live as long as the process. The first call may load the HIP and ACL
+ * runtimes (dlopen) to see whether their engines work.
+ */
+#define FXIO_PROVIDER_PRESENT	0x1u	/* the kernel found the vendor's interface */
+#define FXIO_PROVIDER_DIRECT	0x2u	/* its memory has pages the kernel's RW
+					 * puts in bios: the direct path */
+#define FXIO_PROVIDER_PEERQ	0x4u	/* its DMA-only memory moves over fxblk's
+					 * own NVMe-oF queues (direct where a disk
+					 * has them) */
+#define FXIO_MAX_PROVIDERS	8
+
+struct fxio_provider_info {
+	const char *name;	/* the kernel's: "host", "rocm", "ascend", "dmabuf" */
+	uint32_t flags;		/* FXIO_PROVIDER_* */
+	uint32_t reserved;
+	const char *reason;	/* the kernel's words: why not present or not
+				 * direct; "" when present and direct */
+};
+
+struct fxio_engine_info {
+	const char *name;	/* "host", "hip" (ROCm), "acl" (Ascend) */
+	uint32_t present;	/* 1: the staged path can copy this memory kind */
+	uint32_t reserved;
+	const char *reason;	/* why not ("libamdhip64.so not found ..."); "" */
+};
+
+struct fxio_properties {
+	uint32_t size;			/* bytes of this struct filled */
+	uint16_t version_major;		/* the library's FXIO_VERSION_MAJOR, */
+	uint16_t version_minor;		/* ... _MINOR (may exceed the header's) */
+	/* The kernel (/dev/fxblk-peer): ABI 0 and every provider absent when
+	 * the control node cannot be used; @kernel_reason says why. */
+	uint32_t kernel_abi;
+	uint32_t nproviders;		/* entries of @providers filled */
+	const char *kernel_reason;
+	struct fxio_provider_info providers[FXIO_MAX_PROVIDERS];
+	/* Bytes one kernel RW moves at most (0 without the control node): a
+	 * longer direct I/O is split into RWs of this size, one after the
+	 * other, so it is the direct path's step, not a limit on fxio_read. */
+	uint64_t max_direct_io;
+	/* Copy engines of the staged path, indexed by FXIO_BUF_HOST, _HIP,
+	 * _ACL. */
+	struct fxio_engine_info engines[3];
+	/* The bounce pool each open handle maps on its first staged I/O:
+	 * @pool_slots slots of @pool_slot_bytes (FXIO_POOL_SLOTS,
+	 * FXIO_SLOT_KIB); a handle whose queue depth needs more maps depth + 2
+	 * slots (fxio_stats has a handle's own). */
+	uint64_t pool_slots;
+	uint64_t pool_slot_bytes;
+	uint32_t queue_depth;		/* staged disk I/Os in flight per request
+					 * (FXIO_DEPTH); 0: per disk, from its
+					 * members and chunk (fxio_stats.queue_depth) */
+	uint32_t async_workers;		/* threads per handle running asynchronous
+					 * and batch entries (FXIO_WORKERS) */
+};
+/* 0, or -EINVAL (@out null, @size < 8). */
+FXIO_API int fxio_get_properties(struct fxio_properties *out, size_t size);
 
 #ifdef __cplusplus
 }

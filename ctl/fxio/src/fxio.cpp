@@ -3,8 +3,10 @@
 #include "library.hpp"
 
 #include <array>
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <cstring>
 #include <mutex>
 #include <new>
 #include <string>
@@ -14,6 +16,10 @@ struct fxio_file {
 	std::uint64_t serial;  // never reused: the per-thread results' key
 	std::mutex mu;         // guards queue
 	std::string queue;     // fxio_disk_queue's text: set once, then constant
+};
+
+struct fxio_batch {
+	fxio::Batch b;
 };
 
 namespace {
@@ -116,6 +122,8 @@ int fxio_close(fxio_handle_t h)
 {
 	if (!h)
 		return -EBADF;
+	if (guard([&] { return h->f->batches(); }, std::size_t{0}))
+		return -EBUSY;  // its batches' entries run on its workers
 	delete h;
 	return 0;
 }
@@ -263,6 +271,64 @@ int fxio_sync(fxio_handle_t h)
 	if (!h)
 		return -EBADF;
 	return h->f->sync();
+}
+
+int fxio_batch_setup(fxio_handle_t h, unsigned max_entries, fxio_batch_t *out)
+{
+	if (!h)
+		return -EBADF;
+	if (!out || max_entries == 0 || max_entries > 65536)
+		return -EINVAL;
+	return guard([&] {
+		*out = new fxio_batch{{*h->f, max_entries}};
+		return 0;
+	}, -ENOMEM);
+}
+
+int fxio_batch_submit(fxio_batch_t b, const struct fxio_batch_io *ios, unsigned n,
+		      unsigned flags)
+{
+	if (!b)
+		return -EBADF;
+	if (flags)
+		return -EINVAL;
+	return guard([&] { return b->b.submit(ios, n); }, -ENOMEM);
+}
+
+int fxio_batch_status(fxio_batch_t b, struct fxio_batch_event *ev, unsigned min_nr,
+		      unsigned max, int timeout_ms)
+{
+	if (!b)
+		return -EBADF;
+	return guard([&] { return b->b.status(ev, min_nr, max, timeout_ms); }, -ENOMEM);
+}
+
+int fxio_batch_cancel(fxio_batch_t b)
+{
+	if (!b)
+		return -EBADF;
+	return guard([&] { return b->b.cancel(); }, -ENOMEM);
+}
+
+int fxio_batch_destroy(fxio_batch_t b)
+{
+	if (!b)
+		return -EBADF;
+	delete b;
+	return 0;
+}
+
+int fxio_get_properties(struct fxio_properties *out, size_t size)
+{
+	if (!out || size < 8)
+		return -EINVAL;
+	return guard([&] {
+		fxio_properties p;
+		lib().properties(p);
+		p.size = static_cast<std::uint32_t>(std::min(size, sizeof(p)));
+		std::memcpy(out, &p, p.size);
+		return 0;
+	}, -ENOMEM);
 }
 
 int fxio_get_stats(fxio_handle_t h, struct fxio_stats *out)

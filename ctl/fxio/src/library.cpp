@@ -100,6 +100,48 @@ PeerKernel *Library::kernel(std::string &why)
 	return kernel_.get();
 }
 
+void Library::properties(fxio_properties &p)
+{
+	p = {};
+	p.size = sizeof(p);
+	p.version_major = FXIO_VERSION_MAJOR;
+	p.version_minor = FXIO_VERSION_MINOR;
+	std::string why;
+	std::vector<KernelProvider> ps;
+	PeerKernel *k = kernel(why);
+	if (k) {
+		if (int e = k->providers(ps); e) {
+			why = std::string("listing the kernel's providers failed: ") + std::strerror(-e);
+			ps.clear();
+		} else {
+			p.kernel_abi = static_cast<std::uint32_t>(k->abi());
+			p.max_direct_io = k->max_rw();
+		}
+	}
+	p.kernel_reason = intern(p.kernel_abi ? "" : why);
+	for (const KernelProvider &kp : ps) {
+		if (p.nproviders == FXIO_MAX_PROVIDERS)
+			break;
+		fxio_provider_info &i = p.providers[p.nproviders++];
+		i.name = intern(kp.name);
+		i.flags = (kp.present ? FXIO_PROVIDER_PRESENT : 0) |
+			  (kp.direct ? FXIO_PROVIDER_DIRECT : 0) | (kp.peerq ? FXIO_PROVIDER_PEERQ : 0);
+		i.reason = intern(kp.reason);
+	}
+	static const char *const engine_names[] = {"host", "hip", "acl"};
+	for (unsigned kind : {FXIO_BUF_HOST, FXIO_BUF_HIP, FXIO_BUF_ACL}) {
+		std::string ewhy;
+		fxio_engine_info &e = p.engines[kind];
+		e.name = engine_names[kind];
+		e.present = engine(kind, ewhy) != nullptr;
+		e.reason = intern(e.present ? "" : ewhy);
+	}
+	p.pool_slots = cfg_.pool_slots;
+	p.pool_slot_bytes = cfg_.slot_bytes;
+	p.queue_depth = cfg_.depth;
+	p.async_workers = cfg_.workers;
+}
+
 namespace {
 
 // Device memory goes to the kernel only when its provider there can move
@@ -587,14 +629,19 @@ std::int64_t File::submit(bool write, void *base, std::size_t size, std::uint64_
 	if (!base)
 		return -EFAULT;
 	std::lock_guard lk(mu_);
-	if (workers_.empty())
-		for (unsigned i = 0; i < lib_.config().workers; ++i)
-			workers_.emplace_back([this] { worker(); });
+	start_workers();
 	std::int64_t id = next_id_++;
 	++outstanding_;
 	jobs_.push_back({id, write, static_cast<char *>(base) + buf_off, size, dev_off, user_data});
 	job_cv_.notify_one();
 	return id;
+}
+
+void File::start_workers()
+{
+	if (workers_.empty())
+		for (unsigned i = 0; i < lib_.config().workers; ++i)
+			workers_.emplace_back([this] { worker(); });
 }
 
 void File::worker()
@@ -606,13 +653,26 @@ void File::worker()
 			return;  // stopping, and nothing left to run
 		Job j = jobs_.front();
 		jobs_.pop_front();
+		if (j.batch)
+			++j.batch->running_;  // from here on, cancel cannot take it back
 		lk.unlock();
 		Outcome o;
 		ssize_t r = io(j.write, j.buf, j.size, j.dev_off, o);
 		lk.lock();
-		done_.push_back({j.id, j.user_data, r, o.path, o.reason, o.why});
+		if (j.batch) {
+			--j.batch->running_;
+			j.batch->end(j.user_data, r < 0 ? FXIO_BATCH_FAILED : FXIO_BATCH_DONE, r, o);
+		} else {
+			done_.push_back({j.id, j.user_data, r, o.path, o.reason, o.why});
+		}
 		done_cv_.notify_all();
 	}
+}
+
+std::size_t File::batches()
+{
+	std::lock_guard lk(mu_);
+	return batches_;
 }
 
 int File::poll(fxio_event *ev, int max, int timeout_ms)
@@ -643,6 +703,95 @@ int File::poll(Completion *ev, int max, int timeout_ms)
 		done_.pop_front();
 		--outstanding_;
 	}
+	return n;
+}
+
+// ---- batches: the async jobs of File, ending in their batch -----------------
+
+Batch::Batch(File &f, unsigned max_entries) : f_(f), max_(max_entries)
+{
+	std::lock_guard lk(f_.mu_);
+	++f_.batches_;
+}
+
+Batch::~Batch()
+{
+	std::unique_lock lk(f_.mu_);
+	cancel_queued();
+	f_.done_cv_.wait(lk, [&] { return running_ == 0; });
+	--f_.batches_;
+}
+
+void Batch::end(std::uint64_t cookie, int status, std::int64_t result, const Outcome &o)
+{
+	ended_.push_back({cookie, result, status, o.path, o.reason, 0, o.why});
+}
+
+int Batch::submit(const fxio_batch_io *ios, unsigned n)
+{
+	if ((!ios && n) || n > max_)
+		return -EINVAL;
+	std::lock_guard lk(f_.mu_);
+	if (outstanding_ + n > max_)
+		return -EAGAIN;  // collect ended entries first
+	f_.start_workers();
+	for (const fxio_batch_io *io = ios; io != ios + n; ++io) {
+		bool write = io->op == FXIO_BATCH_WRITE;
+		if ((!write && io->op != FXIO_BATCH_READ) || io->dev_off < 0 || io->buf_off < 0 ||
+		    !io->base) {
+			end(io->cookie, FXIO_BATCH_FAILED, io->base ? -EINVAL : -EFAULT, Outcome{});
+			continue;
+		}
+		f_.jobs_.push_back({-1, write, static_cast<char *>(io->base) + io->buf_off, io->size,
+				    static_cast<std::uint64_t>(io->dev_off), io->cookie, this});
+	}
+	outstanding_ += n;
+	f_.job_cv_.notify_all();
+	f_.done_cv_.notify_all();  // entries refused above have ended
+	return static_cast<int>(n);
+}
+
+int Batch::status(fxio_batch_event *ev, unsigned min_nr, unsigned max, int timeout_ms)
+{
+	if (!ev || max == 0)
+		return -EINVAL;
+	std::unique_lock lk(f_.mu_);
+	std::size_t want = std::min<std::size_t>({min_nr, max, outstanding_});
+	auto ready = [&] { return ended_.size() >= want; };
+	if (timeout_ms < 0)
+		f_.done_cv_.wait(lk, ready);
+	else
+		f_.done_cv_.wait_for(lk, std::chrono::milliseconds(timeout_ms), ready);
+	unsigned n = 0;
+	while (n < max && !ended_.empty()) {
+		ev[n++] = ended_.front();
+		ended_.pop_front();
+		--outstanding_;
+	}
+	return static_cast<int>(n);
+}
+
+int Batch::cancel_queued()
+{
+	int n = 0;
+	auto &jobs = f_.jobs_;
+	for (auto it = jobs.begin(); it != jobs.end();) {
+		if (it->batch != this) {
+			++it;
+			continue;
+		}
+		end(it->user_data, FXIO_BATCH_CANCELED, -ECANCELED, Outcome{});
+		it = jobs.erase(it);
+		++n;
+	}
+	return n;
+}
+
+int Batch::cancel()
+{
+	std::lock_guard lk(f_.mu_);
+	int n = cancel_queued();
+	f_.done_cv_.notify_all();
 	return n;
 }
 

@@ -75,6 +75,9 @@ public:
 	// I/O outcomes point at (few distinct ones: one per registration
 	// failure text, plus the fixed ones).
 	const char *intern(const std::string &s);
+	// fxio_get_properties: the kernel's providers, the engines that load,
+	// the pool and queue configuration (fills all of @out).
+	void properties(fxio_properties &out);
 
 private:
 	bool overlaps(const char *base, std::size_t len);  // under mu_
@@ -102,6 +105,8 @@ struct Outcome {
 // One async completion with its reason text (fxio_completion in fxio.h).
 using Completion = fxio_completion;
 
+class Batch;
+
 class File {
 public:
 	File(Library &lib, std::unique_ptr<BlockDev> dev);
@@ -117,6 +122,9 @@ public:
 			    std::uint64_t buf_off, std::uint64_t user_data);
 	int poll(fxio_event *ev, int max, int timeout_ms);
 	int poll(Completion *c, int max, int timeout_ms);
+	// Batches alive on this File; it must not be destroyed while any is
+	// (fxio_close answers -EBUSY).
+	std::size_t batches();
 
 	fxio_stats stats();
 	// The disk's fdatasync: every write completed on it (any path) durable.
@@ -130,6 +138,7 @@ public:
 	std::string disk_queue();
 
 private:
+	friend class Batch;
 	struct Lane;  // one copy stream per engine, used by one I/O at a time
 	struct Job {
 		std::int64_t id;
@@ -137,7 +146,8 @@ private:
 		char *buf;
 		std::size_t size;
 		std::uint64_t dev_off;
-		std::uint64_t user_data;
+		std::uint64_t user_data;  // a batch entry's cookie
+		Batch *batch = nullptr;   // ends in this batch, not in done_
 	};
 
 	ssize_t io(bool write, char *buf, std::size_t size, std::uint64_t dev_off, Outcome &o);
@@ -152,6 +162,7 @@ private:
 	std::unique_ptr<Lane> take_lane();
 	void give_lane(std::unique_ptr<Lane> l);
 	void worker();
+	void start_workers();  // under mu_
 
 	Library &lib_;
 	std::unique_ptr<BlockDev> dev_;
@@ -171,6 +182,40 @@ private:
 	std::int64_t next_id_ = 0;
 	std::size_t outstanding_ = 0;  // submitted, not yet returned by poll
 	bool stopping_ = false;
+	std::size_t batches_ = 0;
+};
+
+// A batch of reads and writes on one File (fxio_batch_* in fxio.h). Its
+// entries are the File's async jobs tagged with the batch: they run on the
+// File's workers and end in the batch's queue instead of poll()'s. All of
+// its state is guarded by the File's mutex, which a worker holds when it
+// takes a job from the queue and when it records the job's end, so a
+// cancel sees every entry either still queued (it removes it) or taken.
+class Batch {
+public:
+	Batch(File &f, unsigned max_entries);
+	// Cancels what has not started and waits for the entries running:
+	// they use the caller's buffers until they end.
+	~Batch();
+	Batch(const Batch &) = delete;
+	Batch &operator=(const Batch &) = delete;
+
+	unsigned capacity() const { return max_; }
+	int submit(const fxio_batch_io *ios, unsigned n);
+	int status(fxio_batch_event *ev, unsigned min_nr, unsigned max, int timeout_ms);
+	int cancel();
+
+private:
+	friend class File;
+	// Both under f_.mu_.
+	void end(std::uint64_t cookie, int status, std::int64_t result, const Outcome &o);
+	int cancel_queued();
+
+	File &f_;
+	const unsigned max_;
+	std::size_t outstanding_ = 0;  // submitted, not yet returned by status()
+	std::size_t running_ = 0;      // taken by a worker, not yet ended
+	std::deque<fxio_batch_event> ended_;
 };
 
 }  // namespace fxio

@@ -150,6 +150,11 @@ private:
 
 }  // namespace
 
+std::uint64_t PeerKernel::max_rw() const
+{
+	return FXBLK_PEER_MAX_RW;
+}
+
 std::unique_ptr<PeerKernel> open_peer_kernel(std::string &why)
 {
 	int fd = ::open(FXBLK_PEER_DEVICE, O_RDWR | O_CLOEXEC);

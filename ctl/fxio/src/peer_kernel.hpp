@@ -62,6 +62,8 @@ public:
 	virtual int rw(std::uint64_t handle, bool write, int fd, std::uint64_t buf_off,
 		       std::uint64_t dev_off, std::uint64_t len) = 0;
 	virtual int abi() const = 0;
+	// Most bytes one RW moves (FXBLK_PEER_MAX_RW): rw() splits longer ones.
+	virtual std::uint64_t max_rw() const;
 };
 
 // Opens the control node; null with @why ("… absent", "permission denied",

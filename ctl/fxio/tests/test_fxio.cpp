@@ -81,6 +81,20 @@ public:
 	std::atomic<int> reads{0}, writes{0};
 	std::atomic<int> busy{0}, max_busy{0};  // I/Os running at once
 	std::chrono::microseconds latency{200};
+	// An I/O that covers this byte fails with EIO (a bad block).
+	std::uint64_t bad_byte = UINT64_MAX;
+	// While closed, every I/O waits at its start (counted in busy).
+	void close_gate()
+	{
+		std::lock_guard lk(gate_mu_);
+		gate_closed_ = true;
+	}
+	void open_gate()
+	{
+		std::lock_guard lk(gate_mu_);
+		gate_closed_ = false;
+		gate_cv_.notify_all();
+	}
 
 private:
 	struct Busy {
@@ -96,14 +110,23 @@ private:
 	};
 	int check(const void *buf, std::size_t n, std::uint64_t off)
 	{
+		{
+			std::unique_lock lk(gate_mu_);
+			gate_cv_.wait(lk, [&] { return !gate_closed_; });
+		}
 		std::this_thread::sleep_for(latency);
 		if (reinterpret_cast<std::uintptr_t>(buf) % bs_ || n % bs_ || off % bs_)
 			return -EINVAL;  // as O_DIRECT
 		if (off > data.size())
 			return -EINVAL;
+		if (off <= bad_byte && bad_byte - off < n)
+			return -EIO;
 		return 0;
 	}
 	std::uint32_t bs_;
+	std::mutex gate_mu_;
+	std::condition_variable gate_cv_;
+	bool gate_closed_ = false;
 };
 
 // A copy engine that runs each copy on its own timer: completions come
@@ -1169,4 +1192,322 @@ TEST_CASE("C API: stats and fxio_disk_queue report the depth and the queue")
 	CHECK(q.rfind("threads (", 0) == 0);
 #endif
 	CHECK(std::string(fxio_disk_queue(nullptr)).empty());
+}
+
+// ---- batches ---------------------------------------------------------------------
+
+namespace {
+
+fxio_batch_io batch_read(char *base, std::size_t size, off_t dev_off, std::uint64_t cookie)
+{
+	return {FXIO_BATCH_READ, 0, base, size, dev_off, 0, cookie};
+}
+
+// Every event of @n entries, by cookie (fails the test on a timeout).
+std::map<std::uint64_t, fxio_batch_event> collect(Batch &b, std::size_t n)
+{
+	std::map<std::uint64_t, fxio_batch_event> by;
+	std::vector<fxio_batch_event> ev(n);
+	while (by.size() < n) {
+		int got = b.status(ev.data(), 1, static_cast<unsigned>(ev.size()), 5000);
+		REQUIRE(got > 0);
+		for (int i = 0; i < got; ++i)
+			by[ev[i].cookie] = ev[i];
+	}
+	return by;
+}
+
+// Waits until @n I/Os are held at the disk's closed gate.
+void wait_busy(MemDev &d, int n)
+{
+	for (int i = 0; i < 5000 && d.busy.load() < n; ++i)
+		std::this_thread::sleep_for(std::chrono::milliseconds(1));
+	REQUIRE(d.busy.load() == n);
+}
+
+}  // namespace
+
+TEST_CASE("batch: every entry ends done with its cookie, path and reason; poll never sees them")
+{
+	LibRig r;
+	r.k.direct = false;  // HIP memory the kernel cannot move: staged, with its reason
+	const int n = 16;
+	Buffer b(n * 5000);
+	REQUIRE(r.lib.buf_register(b.p, n * 5000, FXIO_BUF_HIP) == 0);
+	Batch batch(*r.file, n);
+	std::vector<fxio_batch_io> ios;
+	for (int i = 0; i < n; ++i) {
+		ios.push_back(batch_read(b.p, 5000, 6000 * i + 3, 100 + i));
+		ios.back().buf_off = 5000 * i;
+	}
+	// a write among the reads (no range overlaps another)
+	ios[5].op = FXIO_BATCH_WRITE;
+	std::memset(b.p + 5000 * 5, 0x77, 5000);
+	REQUIRE(batch.submit(ios.data(), n) == n);
+	auto by = collect(batch, n);
+	REQUIRE(by.size() == n);
+	for (int i = 0; i < n; ++i) {
+		CAPTURE(i);
+		const fxio_batch_event &e = by[100 + i];
+		CHECK(e.status == FXIO_BATCH_DONE);
+		CHECK(e.result == 5000);
+		CHECK(e.path == FXIO_PATH_STAGED);
+		CHECK(e.reason == FXIO_REASON_NO_STRUCT_PAGE);
+		CHECK(std::string(e.why).find("provider rocm: direct: no") == 0);
+		if (i != 5)
+			CHECK(std::memcmp(b.p + 5000 * i, r.dev->data.data() + 6000 * i + 3, 5000) == 0);
+	}
+	CHECK(std::all_of(r.dev->data.begin() + 30003, r.dev->data.begin() + 35003,
+			  [](char c) { return c == 0x77; }));
+	fxio_batch_event ev[2];
+	CHECK(batch.status(ev, 1, 2, -1) == 0);  // nothing outstanding: no wait
+	Completion c[2];
+	CHECK(r.file->poll(c, 2, 0) == 0);  // batch entries never reach poll
+	CHECK(r.lib.buf_deregister(b.p) == 0);
+}
+
+TEST_CASE("batch: a bad entry fails alone with its errno, the others complete")
+{
+	LibRig r(false);
+	// inside entry 1's range: it fails among the first three entries the
+	// workers take, while the later ones still wait in the queue
+	r.dev->bad_byte = 1 * 4096 + 17;
+	r.dev->latency = std::chrono::microseconds(2000);
+	const int n = 16;
+	Buffer b(n * 4096);
+	Batch batch(*r.file, n + 2);
+	std::vector<fxio_batch_io> ios;
+	for (int i = 0; i < n; ++i)
+		ios.push_back({FXIO_BATCH_READ, 0, b.p, 4096, 4096 * i, 4096 * i,
+			       static_cast<std::uint64_t>(i)});
+	ios[14].dev_off = -1;              // refused for its arguments, never run
+	ios[15].op = 9;                    // no such op
+	fxio_batch_io past = {FXIO_BATCH_WRITE, 0, b.p, 4096, (2 << 20) - 512, 0, 50};
+	ios.push_back(past);                // past the end of the disk
+	REQUIRE(batch.submit(ios.data(), n + 1) == n + 1);
+	auto by = collect(batch, n + 1);
+	for (int i = 0; i < 14; ++i) {
+		if (i == 1)
+			continue;
+		CAPTURE(i);
+		CHECK(by[i].status == FXIO_BATCH_DONE);
+		CHECK(by[i].result == 4096);
+		CHECK(by[i].path == FXIO_PATH_POSIX);
+		CHECK(std::memcmp(b.p + 4096 * i, r.dev->data.data() + 4096 * i, 4096) == 0);
+	}
+	CHECK(by[1].status == FXIO_BATCH_FAILED);
+	CHECK(by[1].result == -EIO);
+	CHECK(by[1].path == FXIO_PATH_POSIX);  // it ran, on the path it took
+	CHECK(std::string(by[1].why) == fxio_reason_str(FXIO_REASON_NOT_REGISTERED));
+	CHECK(by[14].status == FXIO_BATCH_FAILED);
+	CHECK(by[14].result == -EINVAL);
+	CHECK(by[14].path == FXIO_PATH_NONE);
+	CHECK(by[15].result == -EINVAL);
+	CHECK(by[50].status == FXIO_BATCH_FAILED);
+	CHECK(by[50].result == -ENOSPC);
+	CHECK(by[50].path == FXIO_PATH_NONE);  // refused before a path was chosen
+	CHECK(r.file->stats().errors == 1);  // the one that ran and failed
+
+	// capacity: more than the batch holds, or than fit beside uncollected entries
+	CHECK(batch.submit(ios.data(), n + 3) == -EINVAL);
+	REQUIRE(batch.submit(ios.data(), 2) == 2);
+	CHECK(batch.submit(ios.data(), n + 1) == -EAGAIN);
+	collect(batch, 2);
+	fxio_batch_event ev[1];
+	CHECK(batch.status(nullptr, 1, 1, 0) == -EINVAL);
+	CHECK(batch.status(ev, 1, 0, 0) == -EINVAL);
+}
+
+TEST_CASE("batch: cancel takes back every entry not started; the running ones finish")
+{
+	LibRig r(false);  // three async workers (LibRig's Config)
+	const int n = 12;
+	Buffer b(n * 4096);
+	std::memset(b.p, 0x5a, n * 4096);
+	Batch batch(*r.file, n);
+	std::vector<fxio_batch_io> ios;
+	for (int i = 0; i < n; ++i)
+		ios.push_back({FXIO_BATCH_READ, 0, b.p, 4096, 8192 * i, 4096 * i,
+			       static_cast<std::uint64_t>(i)});
+	r.dev->close_gate();
+	REQUIRE(batch.submit(ios.data(), n) == n);
+	wait_busy(*r.dev, 3);  // three entries started, held at the disk
+	CHECK(batch.cancel() == n - 3);
+	CHECK(batch.cancel() == 0);
+	r.dev->open_gate();
+	auto by = collect(batch, n);
+	int done = 0, canceled = 0;
+	for (auto &[cookie, e] : by) {
+		CAPTURE(cookie);
+		char *dst = b.p + 4096 * cookie;
+		if (e.status == FXIO_BATCH_DONE) {
+			++done;
+			CHECK(e.result == 4096);
+			CHECK(std::memcmp(dst, r.dev->data.data() + 8192 * cookie, 4096) == 0);
+		} else {
+			++canceled;
+			CHECK(e.status == FXIO_BATCH_CANCELED);
+			CHECK(e.result == -ECANCELED);
+			CHECK(e.path == FXIO_PATH_NONE);
+			CHECK(std::all_of(dst, dst + 4096, [](char c) { return c == 0x5a; }));
+		}
+	}
+	CHECK(done == 3);
+	CHECK(canceled == n - 3);
+	CHECK(r.dev->reads.load() == 3);  // the canceled ones never reached the disk
+}
+
+TEST_CASE("batch: destroy with entries in flight waits for the running ones, cancels the rest")
+{
+	LibRig r(false);
+	const int n = 12;
+	Buffer b(n * 4096);
+	std::memset(b.p, 0x5a, n * 4096);
+	auto batch = std::make_unique<Batch>(*r.file, n);
+	CHECK(r.file->batches() == 1);
+	std::vector<fxio_batch_io> ios;
+	for (int i = 0; i < n; ++i)
+		ios.push_back({FXIO_BATCH_READ, 0, b.p, 4096, 4096 * i, 4096 * i,
+			       static_cast<std::uint64_t>(i)});
+	r.dev->close_gate();
+	REQUIRE(batch->submit(ios.data(), n) == n);
+	wait_busy(*r.dev, 3);
+	std::atomic<bool> destroyed{false};
+	std::thread t([&] {
+		batch.reset();
+		destroyed = true;
+	});
+	std::this_thread::sleep_for(std::chrono::milliseconds(100));
+	CHECK_FALSE(destroyed.load());  // three entries still write into b
+	r.dev->open_gate();
+	t.join();
+	CHECK(destroyed.load());
+	CHECK(r.file->batches() == 0);
+	CHECK(r.dev->reads.load() == 3);
+	int landed = 0;
+	for (int i = 0; i < n; ++i)
+		landed += std::memcmp(b.p + 4096 * i, r.dev->data.data() + 4096 * i, 4096) == 0;
+	CHECK(landed == 3);
+	// the File's workers carry on: an async I/O after it completes as before
+	REQUIRE(r.file->submit(false, b.p, 4096, 0, 0, 7) >= 0);
+	Completion c[2];
+	REQUIRE(r.file->poll(c, 2, 5000) == 1);
+	CHECK(c[0].user_data == 7);
+	CHECK(c[0].result == 4096);
+}
+
+TEST_CASE("C API: a batch on a file; fxio_close refuses while it exists")
+{
+	TempDisk d;
+	if (!d.h) {
+		MESSAGE("SKIP: the file system of the build tree has no O_DIRECT");
+		return;
+	}
+	fxio_batch_t b = nullptr;
+	CHECK(fxio_batch_setup(d.h, 0, &b) == -EINVAL);
+	CHECK(fxio_batch_setup(nullptr, 4, &b) == -EBADF);
+	REQUIRE(fxio_batch_setup(d.h, 4, &b) == 0);
+	Buffer w(8192), rd(8192);
+	for (int i = 0; i < 8192; ++i)
+		w.p[i] = static_cast<char>(i * 5 + 1);
+	fxio_batch_io wios[2] = {{FXIO_BATCH_WRITE, 0, w.p, 4096, 4096, 0, 1},
+				 {FXIO_BATCH_WRITE, 0, w.p, 4096, 9000, 4096, 2}};  // unaligned
+	CHECK(fxio_batch_submit(b, wios, 2, 1) == -EINVAL);  // flags
+	REQUIRE(fxio_batch_submit(b, wios, 2, 0) == 2);
+	fxio_batch_event ev[4];
+	int got = 0;
+	while (got < 2) {
+		int k = fxio_batch_status(b, ev + got, 2 - got, 4 - got, 5000);
+		REQUIRE(k > 0);
+		got += k;
+	}
+	for (int i = 0; i < 2; ++i) {
+		CHECK(ev[i].status == FXIO_BATCH_DONE);
+		CHECK(ev[i].result == 4096);
+		CHECK(ev[i].path == FXIO_PATH_POSIX);
+	}
+	CHECK(fxio_close(d.h) == -EBUSY);
+	fxio_batch_io rios[2] = {{FXIO_BATCH_READ, 0, rd.p, 4096, 4096, 0, 3},
+				 {FXIO_BATCH_READ, 0, rd.p, 4096, 9000, 4096, 4}};
+	REQUIRE(fxio_batch_submit(b, rios, 2, 0) == 2);
+	REQUIRE(fxio_batch_status(b, ev, 2, 4, 5000) == 2);
+	CHECK(ev[0].result == 4096);
+	CHECK(ev[1].result == 4096);
+	CHECK(std::memcmp(rd.p, w.p, 8192) == 0);
+	CHECK(std::string(fxio_last_path(d.h)) == "none");  // batches leave it alone
+	CHECK(fxio_batch_cancel(b) == 0);
+	CHECK(fxio_batch_destroy(b) == 0);
+	CHECK(fxio_batch_destroy(nullptr) == -EBADF);
+	CHECK(fxio_batch_status(nullptr, ev, 1, 1, 0) == -EBADF);
+	CHECK(fxio_close(d.h) == 0);
+	d.h = nullptr;
+}
+
+// ---- properties ----------------------------------------------------------------
+
+TEST_CASE("properties: the kernel's providers, the engines that load, the configuration")
+{
+	LibRig r;
+	r.k.peerq = true;
+	fxio_properties p;
+	std::memset(&p, 0xee, sizeof(p));
+	r.lib.properties(p);
+	CHECK(p.size == sizeof(p));
+	CHECK(p.version_major == FXIO_VERSION_MAJOR);
+	CHECK(p.version_minor == 3);
+	CHECK(p.kernel_abi == 1);
+	CHECK(std::string(p.kernel_reason).empty());
+	CHECK(p.max_direct_io == 64ull << 20);
+	REQUIRE(p.nproviders == 3);
+	CHECK(std::string(p.providers[0].name) == "host");
+	CHECK(p.providers[0].flags == (FXIO_PROVIDER_PRESENT | FXIO_PROVIDER_DIRECT));
+	CHECK(std::string(p.providers[1].name) == "rocm");
+	CHECK(p.providers[1].flags ==
+	      (FXIO_PROVIDER_PRESENT | FXIO_PROVIDER_DIRECT | FXIO_PROVIDER_PEERQ));
+	r.k.direct = false;
+	r.lib.properties(p);
+	CHECK(p.providers[2].flags == (FXIO_PROVIDER_PRESENT | FXIO_PROVIDER_PEERQ));
+	CHECK(std::string(p.providers[2].reason) == "direct: no - DMA addresses only");
+	CHECK(std::string(p.engines[FXIO_BUF_HOST].name) == "host");
+	CHECK(p.engines[FXIO_BUF_HOST].present == 1);
+	CHECK(p.engines[FXIO_BUF_HIP].present == 1);  // the fake engine
+	CHECK(std::string(p.engines[FXIO_BUF_ACL].name) == "acl");
+	CHECK(p.engines[FXIO_BUF_ACL].present == 0);
+	CHECK(std::string(p.engines[FXIO_BUF_ACL].reason) == "libascendcl.so not loadable (test)");
+	CHECK(p.pool_slots == 4);
+	CHECK(p.pool_slot_bytes == 8192);
+	CHECK(p.queue_depth == 0);  // automatic, per disk
+	CHECK(p.async_workers == 3);
+
+	LibRig none(false);
+	none.lib.properties(p);
+	CHECK(p.kernel_abi == 0);
+	CHECK(p.nproviders == 0);
+	CHECK(p.max_direct_io == 0);
+	CHECK(std::string(p.kernel_reason) == "/dev/fxblk-peer absent (test)");
+	CHECK(p.engines[FXIO_BUF_HOST].present == 1);
+}
+
+TEST_CASE("C API: fxio_get_properties fills what the caller's struct holds")
+{
+	fxio_properties p;
+	std::memset(&p, 0xee, sizeof(p));
+	REQUIRE(fxio_get_properties(&p, sizeof(p)) == 0);
+	CHECK(p.size == sizeof(p));
+	CHECK(p.version_major == FXIO_VERSION_MAJOR);
+	CHECK(p.version_minor == FXIO_VERSION_MINOR);
+	CHECK(p.engines[FXIO_BUF_HOST].present == 1);
+	CHECK(p.pool_slots >= 2);
+	CHECK(p.async_workers >= 1);
+	if (p.kernel_abi == 0)  // the unit tests' host: no usable /dev/fxblk-peer
+		CHECK(std::string(p.kernel_reason).find("/dev/fxblk-peer") != std::string::npos);
+	// an older caller's shorter struct: only its bytes are written
+	fxio_properties old;
+	std::memset(&old, 0xee, sizeof(old));
+	REQUIRE(fxio_get_properties(&old, 8) == 0);
+	CHECK(old.size == 8);
+	CHECK(old.version_minor == FXIO_VERSION_MINOR);
+	CHECK(old.kernel_abi == 0xeeeeeeeeu);
+	CHECK(fxio_get_properties(nullptr, sizeof(p)) == -EINVAL);
+	CHECK(fxio_get_properties(&p, 4) == -EINVAL);
 }
