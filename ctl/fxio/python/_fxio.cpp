@@ -8,6 +8,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdint>
 #include <fcntl.h>
@@ -25,6 +26,49 @@ namespace {
 	errno = static_cast<int>(-e);
 	PyErr_SetFromErrnoWithFilename(PyExc_OSError, what.c_str());
 	throw py::error_already_set();
+}
+
+// One batch entry for Handle::batch: (write, address, bytes, dev_off).
+using BatchOp = std::tuple<bool, std::uintptr_t, std::size_t, long long>;
+// An entry's end: (bytes or -errno, path, reason text).
+using BatchResult = std::tuple<long long, std::string, std::string>;
+
+// Runs @ops through one fxio batch of at most @window entries in flight,
+// refilled as entries end; no Python object is touched (called without
+// the GIL). 0 and every entry's result in @out, or -errno of the batch
+// itself (setup, submit).
+int run_batch(fxio_handle_t h, const std::vector<fxio_batch_io> &ios, unsigned window,
+	      std::vector<BatchResult> &out)
+{
+	fxio_batch_t b;
+	if (int r = fxio_batch_setup(h, window, &b))
+		return r;
+	std::vector<fxio_batch_event> ev(window);
+	std::size_t next = 0, ended = 0;
+	int err = 0;
+	while (ended < ios.size()) {
+		unsigned room = window - static_cast<unsigned>(next - ended);
+		unsigned n = static_cast<unsigned>(std::min<std::size_t>(room, ios.size() - next));
+		if (n) {
+			int r = fxio_batch_submit(b, ios.data() + next, n, 0);
+			if (r < 0) {
+				err = r;
+				break;
+			}
+			next += n;
+		}
+		int got = fxio_batch_status(b, ev.data(), 1, window, -1);
+		if (got < 0) {
+			err = got;
+			break;
+		}
+		for (int i = 0; i < got; ++i)
+			out[ev[i].cookie] = {ev[i].result, fxio_path_str(ev[i].path),
+					     ev[i].why ? ev[i].why : ""};
+		ended += static_cast<std::size_t>(got);
+	}
+	fxio_batch_destroy(b);  // after an error: waits for what still runs
+	return err;
 }
 
 class Handle {
@@ -110,6 +154,28 @@ public:
 					 c[i].why ? c[i].why : "");
 		return out;
 	}
+	// Every op in flight at once (up to 1024), results in order; the GIL
+	// is released until the last one ended.
+	std::vector<BatchResult> batch(const std::vector<BatchOp> &ops)
+	{
+		fxio_handle_t h = live();
+		std::vector<fxio_batch_io> ios;
+		for (const auto &[write, addr, size, dev_off] : ops)
+			ios.push_back({write ? FXIO_BATCH_WRITE : FXIO_BATCH_READ, 0,
+				       reinterpret_cast<void *>(addr), size, dev_off, 0, ios.size()});
+		std::vector<BatchResult> out(ios.size());
+		if (ios.empty())
+			return out;
+		int r;
+		{
+			py::gil_scoped_release nogil;
+			r = run_batch(h, ios, static_cast<unsigned>(std::min<std::size_t>(ios.size(), 1024)),
+				      out);
+		}
+		if (r < 0)
+			raise_errno(r, path_);
+		return out;
+	}
 	void sync()
 	{
 		int r;
@@ -175,6 +241,49 @@ std::tuple<std::uintptr_t, std::size_t, bool> buffer_info(py::object obj)
 	return out;
 }
 
+// fxio_get_properties as a dict (the names of struct fxio_properties).
+py::dict properties()
+{
+	fxio_properties p{};
+	int r;
+	{
+		py::gil_scoped_release nogil;  // may dlopen the HIP and ACL runtimes
+		r = fxio_get_properties(&p, sizeof(p));
+	}
+	if (r)
+		raise_errno(r, "fxio_get_properties");
+	py::list providers;
+	for (std::uint32_t i = 0; i < p.nproviders; ++i) {
+		const fxio_provider_info &k = p.providers[i];
+		py::dict d;
+		d["name"] = k.name;
+		d["present"] = (k.flags & FXIO_PROVIDER_PRESENT) != 0;
+		d["direct"] = (k.flags & FXIO_PROVIDER_DIRECT) != 0;
+		d["peer_queues"] = (k.flags & FXIO_PROVIDER_PEERQ) != 0;
+		d["reason"] = k.reason;
+		providers.append(d);
+	}
+	py::dict engines;
+	for (const fxio_engine_info &e : p.engines) {
+		py::dict d;
+		d["present"] = e.present != 0;
+		d["reason"] = e.reason;
+		engines[e.name] = d;
+	}
+	py::dict d;
+	d["version"] = py::make_tuple(p.version_major, p.version_minor);
+	d["kernel_abi"] = p.kernel_abi;
+	d["kernel_reason"] = p.kernel_reason;
+	d["providers"] = providers;
+	d["max_direct_io"] = p.max_direct_io;
+	d["engines"] = engines;
+	d["pool_slots"] = p.pool_slots;
+	d["pool_slot_bytes"] = p.pool_slot_bytes;
+	d["queue_depth"] = p.queue_depth;
+	d["async_workers"] = p.async_workers;
+	return d;
+}
+
 }  // namespace
 
 PYBIND11_MODULE(_fxio, m)
@@ -198,6 +307,7 @@ PYBIND11_MODULE(_fxio, m)
 		.def("write", &Handle::write)
 		.def("submit", &Handle::submit)
 		.def("poll", &Handle::poll)
+		.def("batch", &Handle::batch)
 		.def("sync", &Handle::sync)
 		.def("last_path", &Handle::last_path)
 		.def("last_reason", &Handle::last_reason)
@@ -205,6 +315,7 @@ PYBIND11_MODULE(_fxio, m)
 		.def("stats", &Handle::stats);
 
 	m.def("buffer_info", &buffer_info);
+	m.def("properties", &properties);
 	m.def("register", [](std::uintptr_t addr, std::size_t len, unsigned flags) {
 		int r;
 		{

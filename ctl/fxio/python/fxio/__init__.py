@@ -24,7 +24,7 @@ from collections import namedtuple
 from . import _fxio
 
 __all__ = ["open", "File", "IoFuture", "Completion", "register", "deregister",
-           "buffer_span", "VERSION"]
+           "buffer_span", "properties", "VERSION"]
 
 VERSION = _fxio.VERSION
 
@@ -35,6 +35,19 @@ _KINDS = {"host": _fxio.BUF_HOST, "hip": _fxio.BUF_HIP, "acl": _fxio.BUF_ACL,
 
 # One completed I/O of a batch: bytes (or -errno), path, reason text.
 Completion = namedtuple("Completion", "result path reason")
+
+
+def properties():
+    """What libfxio and the kernel under it offer (fxio_get_properties), a
+    dict: version (major, minor); kernel_abi (0: /dev/fxblk-peer unusable)
+    and kernel_reason; providers, the kernel's [{name, present, direct,
+    peer_queues, reason}]; max_direct_io, the bytes one kernel RW moves
+    (longer direct I/O is split; 0 without the kernel); engines {host, hip,
+    acl: {present, reason}}, the staged path's copy engines; pool_slots and
+    pool_slot_bytes of each file's bounce pool; queue_depth (0: per disk);
+    async_workers per file. The first call may load the HIP and ACL
+    runtimes."""
+    return _fxio.properties()
 
 
 def buffer_span(buf, writable):
@@ -125,6 +138,7 @@ class File:
         self._pending = {}  # id -> IoFuture
         self._poller = None
         self._closing = False
+        self._batches = 0  # read_batch/write_batch calls running
 
     # -- synchronous ------------------------------------------------------
     def read_into(self, buf, dev_off, size=None):
@@ -208,34 +222,46 @@ class File:
 
     def read_batch(self, items):
         """items: [(buffer, dev_off) or (buffer, dev_off, size)], all in
-        flight at once; returns a Completion per item, in order (result:
-        bytes, or -errno: no exception for one failed range)."""
+        flight at once (up to 1024; more are queued as ranges end) in one
+        libfxio batch (fxio_batch_*), the GIL released until the last one
+        ended; returns a Completion per item, in order (result: bytes, or
+        -errno: one failed range fails alone, no exception; path 'none'
+        for a range refused for its arguments, e.g. a negative offset)."""
         return self._batch(items, False)
 
     def write_batch(self, items):
         return self._batch(items, True)
 
     def _batch(self, items, write):
-        futs = []
+        ops, keep = [], []
         for it in items:
             buf, off = it[0], it[1]
-            size = it[2] if len(it) > 2 else None
-            futs.append(self.submit_write(buf, off, size) if write
-                        else self.submit_read(buf, off, size))
-        out = []
-        for f in futs:
-            e = f.exception()
-            out.append(Completion(-e.errno if e else f.result(), f.path, f.reason))
-        return out
+            addr, size, k = _span(buf, it[2] if len(it) > 2 else None, not write)
+            ops.append((write, addr, size, off))
+            keep.append(k)
+        with self._cv:
+            if self._closing:
+                raise ValueError("fxio: batch on a closing file")
+            self._batches += 1
+        try:
+            res = self._h.batch(ops)
+        finally:
+            with self._cv:
+                self._batches -= 1
+                self._cv.notify_all()
+        del keep
+        return [Completion(*r) for r in res]
 
     # -- lifetime ---------------------------------------------------------
     def close(self):
-        """Waits for async I/O in flight, then closes."""
+        """Waits for async I/O and batches in flight, then closes."""
         with self._cv:
             if self._h.closed:
                 return
             self._closing = True
             self._cv.notify_all()
+            while self._batches:
+                self._cv.wait()
             poller = self._poller
         if poller is not None:
             poller.join()

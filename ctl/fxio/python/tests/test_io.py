@@ -13,6 +13,34 @@ import fxio
 from conftest import DISK_BYTES, contents, pattern
 
 
+def ticks_inside(call, calls=6):
+    """Runs call() @calls times while a ticker thread stamps the clock every
+    0.5 ms; returns how many stamps fell inside the calls. With the GIL held
+    through a call no stamp can land inside it (the ticker needs the GIL to
+    read the clock): about one per call, at its Python prologue; with the
+    GIL released, dozens."""
+    ticks = []
+    stop = threading.Event()
+
+    def tick():
+        while not stop.is_set():
+            ticks.append(time.monotonic())
+            time.sleep(0.0005)
+
+    t = threading.Thread(target=tick)
+    t.start()
+    windows = []
+    try:
+        for _ in range(calls):
+            start = time.monotonic()
+            call()
+            windows.append((start, time.monotonic()))
+    finally:
+        stop.set()
+        t.join()
+    return len([x for x in ticks if any(a < x < b for a, b in windows)])
+
+
 def test_numpy_roundtrip_aligned_and_not(disk):
     path, data = disk
     with fxio.open(path, "rw") as f:
@@ -134,31 +162,9 @@ def test_async_futures_and_gil_released(disk):
             assert np.array_equal(b, data[i * 100003:i * 100003 + b.nbytes])
         assert f.last_path == "none"  # async I/O leaves this thread's result alone
         # A ticker thread runs while a read is in flight: the GIL is free.
-        # (With the GIL held through the call no tick can be stamped inside
-        # a call's window: the ticker needs the GIL to read the clock.)
-        ticks = []
-        stop = threading.Event()
-
-        def tick():
-            while not stop.is_set():
-                ticks.append(time.monotonic())
-                time.sleep(0.0005)
-
-        t = threading.Thread(target=tick)
         big = np.zeros(DISK_BYTES, dtype=np.uint8)
-        t.start()
-        windows = []
-        for _ in range(6):
-            start = time.monotonic()
-            f.read_into(big, 0)
-            windows.append((start, time.monotonic()))
-        stop.set()
-        t.join()
+        assert ticks_inside(lambda: f.read_into(big, 0)) >= 3 * 6
         assert np.array_equal(big, data)
-        inside = [x for x in ticks if any(a < x < b for a, b in windows)]
-        busy = sum(b - a for a, b in windows)
-        # held: about one tick per call (at its Python prologue); released: dozens
-        assert len(inside) >= 3 * len(windows), (len(inside), busy)
 
 
 def test_async_errors_and_batch(disk):
@@ -223,3 +229,73 @@ def test_register_dmabuf_stages_through_its_buffer_without_peer_queues(disk):
     with pytest.raises(OSError):
         fxio.register_dmabuf(-1, 0, np.zeros(4096, dtype=np.uint8))
     fxio.deregister(a)
+
+
+def test_batch_over_libfxio_batches(disk):
+    path, data = disk
+    with fxio.open(path, "rw") as f:
+        # 40 ranges, one with a negative offset: it fails alone, refused for
+        # its arguments (path none), the others complete
+        bufs = [np.zeros(30000 + i, dtype=np.uint8) for i in range(40)]
+        items = [(b, 100003 * i + 7) for i, b in enumerate(bufs)]
+        items[17] = (bufs[17], -4096)
+        res = f.read_batch(items)
+        assert len(res) == 40
+        assert res[17] == (-22, "none", "")  # EINVAL
+        for i, (b, r) in enumerate(zip(bufs, res)):
+            if i == 17:
+                assert not b.any()
+                continue
+            assert r.result == b.nbytes
+            assert r.path == "posix"
+            assert r.reason == "buffer not registered (compat mode)"
+            assert np.array_equal(b, data[100003 * i + 7:100003 * i + 7 + b.nbytes])
+        assert f.last_path == "none"  # batches leave this thread's result alone
+        # registered emulated device memory: staged, with its reason; and
+        # more ranges than one batch holds at once (1024)
+        emu = np.zeros(1500 * 512, dtype=np.uint8)
+        fxio.register(emu, "emulated")
+        try:
+            res = f.read_batch([(emu[512 * i:512 * (i + 1)], 512 * i) for i in range(1500)])
+        finally:
+            fxio.deregister(emu)
+        assert {r.path for r in res} == {"staged"}
+        assert {r.reason for r in res} == {"emulated device memory (host engine, never direct)"}
+        assert np.array_equal(emu, data[:emu.nbytes])
+        # a batch of writes, read back in a batch
+        w = [pattern(8192, s) for s in range(6)]
+        assert [r.result for r in f.write_batch([(b, (7 << 20) - 8192 * i) for i, b in enumerate(w)])] \
+            == [8192] * 6
+        back = [np.zeros(8192, dtype=np.uint8) for _ in w]
+        f.read_batch([(b, (7 << 20) - 8192 * i) for i, b in enumerate(back)])
+        for a, b in zip(w, back):
+            assert np.array_equal(a, b)
+        assert f.read_batch([]) == []
+
+
+def test_batch_releases_the_gil(disk):
+    path, data = disk
+    with fxio.open(path, "r") as f:
+        bufs = [np.zeros(1 << 20, dtype=np.uint8) for _ in range(8)]
+        items = [(b, i << 20) for i, b in enumerate(bufs)]
+        assert ticks_inside(lambda: f.read_batch(items)) >= 3 * 6
+        assert np.array_equal(np.concatenate(bufs), data)
+
+
+def test_properties(disk):
+    p = fxio.properties()
+    assert p["version"] == fxio.VERSION == (0, 3)
+    assert p["engines"]["host"] == {"present": True, "reason": ""}
+    assert set(p["engines"]) == {"host", "hip", "acl"}
+    assert p["async_workers"] >= 1
+    if p["kernel_abi"] == 0:  # the unit tests' host: no usable /dev/fxblk-peer
+        assert "/dev/fxblk-peer" in p["kernel_reason"]
+        assert p["providers"] == []
+        assert p["max_direct_io"] == 0
+    # each file's pool: the configured slots, or depth + 2 when that is more
+    path, _ = disk
+    with fxio.open(path, "r") as f:
+        f.read_into(np.zeros(5000, dtype=np.uint8), 1)  # unaligned: through the pool
+        s = f.stats()
+    assert s["pool_slot_bytes"] == p["pool_slot_bytes"]
+    assert s["pool_slots"] == max(p["pool_slots"], s["queue_depth"] + 2)
