@@ -183,7 +183,10 @@ FXIO_API int fxio_get_stats(fxio_handle_t h, struct fxio_stats *out);
  * paths; their completions go to the batch only (fxio_poll never sees
  * them). Unlike cuFile, a batch belongs to one handle (one batch per
  * file). A batch is used by one thread at a time; several batches of one
- * handle may be used by several threads.
+ * handle may be used by several threads. Entries run concurrently and in
+ * no set order: two entries that write parts of one disk block (not block
+ * aligned) race in the staged path's read-modify-write of that block, as
+ * any two concurrent writers do; split writes at block boundaries.
  */
 typedef struct fxio_batch *fxio_batch_t;
 

@@ -14,7 +14,12 @@
  * (/dev/fake_ascend, aligned to its device page) as ACL memory, with no
  * AscendCL runtime, dmabuf makes a udmabuf, maps it and registers the
  * dma-buf (fxio_buf_register_dmabuf) under the mapping's address. A write ends with fxio_sync (durable on return, as
- * dd conv=fdatasync), unless FXIO_CP_NOSYNC=1 (a lab control, 55). Prints "path=P reason=R overlapped=N" on stdout.
+ * dd conv=fdatasync), unless FXIO_CP_NOSYNC=1 (a lab control, 55). FXIO_CP_BATCH=N
+ * moves the range as up to N entries of one fxio batch instead of one
+ * fxio_read/fxio_write, split at 4 KiB boundaries of the disk (entries
+ * writing parts of one block would race in its read-modify-write); every
+ * entry must end done on the same path. Prints "path=P reason=R overlapped=N"
+ * on stdout.
  */
 #define _GNU_SOURCE
 #include <fxio.h>
@@ -72,6 +77,56 @@ static size_t fake_ascend_page(void)
 		fclose(f);
 	}
 	return v ? v : 4096;
+}
+
+/*
+ * The range as @n entries of one batch; @len or -errno (the first failed
+ * entry's, or -EXDEV when the entries took different paths). @path, @why:
+ * the entries' path and reason.
+ */
+static ssize_t batch_io(fxio_handle_t h, int wr, char *buf, size_t len, off_t dev_off,
+			off_t buf_off, unsigned n, const char **path, const char **why)
+{
+	size_t piece = (len + n - 1) / n, end;
+	struct fxio_batch_io ios[64];
+	struct fxio_batch_event ev[64];
+	fxio_batch_t b;
+	unsigned k = 0, got = 0;
+	ssize_t res = (ssize_t)len;
+	int r;
+
+	for (size_t at = 0; at < len && k < 64; at = end, ++k) {
+		end = (((size_t)dev_off + at + piece + 4095) / 4096 * 4096) - (size_t)dev_off;
+		if (end > len)
+			end = len;
+		ios[k] = (struct fxio_batch_io){
+			.op = wr ? FXIO_BATCH_WRITE : FXIO_BATCH_READ, .base = buf, .size = end - at,
+			.dev_off = dev_off + (off_t)at, .buf_off = buf_off + (off_t)at, .cookie = k };
+	}
+	if ((r = fxio_batch_setup(h, k, &b)))
+		return r;
+	if ((r = fxio_batch_submit(b, ios, k, 0)) != (int)k) {
+		fxio_batch_destroy(b);
+		return r < 0 ? r : -EIO;
+	}
+	while (got < k) {
+		r = fxio_batch_status(b, ev + got, k - got, k - got, -1);
+		if (r <= 0) {
+			res = r < 0 ? r : -EIO;
+			break;
+		}
+		got += (unsigned)r;
+	}
+	for (unsigned i = 0; i < got && res >= 0; ++i) {
+		if (ev[i].result != (int64_t)ios[ev[i].cookie].size)
+			res = ev[i].result < 0 ? ev[i].result : -EIO;
+		else if (i && ev[i].path != ev[0].path)
+			res = -EXDEV;
+	}
+	*path = got ? fxio_path_str(ev[0].path) : "none";
+	*why = got && ev[0].why ? ev[0].why : "";
+	fxio_batch_destroy(b);
+	return res;
 }
 
 int main(int argc, char **argv)
@@ -145,10 +200,19 @@ int main(int argc, char **argv)
 		if (r)
 			return die("fxio_buf_register", r);
 	}
-	ssize_t n = wr ? fxio_write(h, buf, len, dev_off, buf_off)
+	const char *batch = getenv("FXIO_CP_BATCH"), *path = NULL, *why = NULL;
+	unsigned entries = batch ? (unsigned)strtoul(batch, NULL, 0) : 0;
+	if (entries > 64)
+		return die("FXIO_CP_BATCH (at most 64)", -EINVAL);
+	ssize_t n = entries ? batch_io(h, wr, buf, len, dev_off, buf_off, entries, &path, &why)
+		  : wr ? fxio_write(h, buf, len, dev_off, buf_off)
 		       : fxio_read(h, buf, len, dev_off, buf_off);
 	if (n != (ssize_t)len)
-		return die(wr ? "fxio_write" : "fxio_read", n < 0 ? n : -EIO);
+		return die(entries ? "fxio batch" : wr ? "fxio_write" : "fxio_read", n < 0 ? n : -EIO);
+	if (!entries) {
+		path = fxio_last_path(h);
+		why = fxio_last_reason(h);
+	}
 	if (!wr && write(f, buf + buf_off, len) != (ssize_t)len)
 		return die(argv[6], -EIO);
 	const char *nosync = getenv("FXIO_CP_NOSYNC");
@@ -156,8 +220,8 @@ int main(int argc, char **argv)
 		return die("fxio_sync", r);
 	struct fxio_stats st;
 	fxio_get_stats(h, &st);
-	printf("path=%s reason=\"%s\" overlapped=%" PRIu64 " chunks=%" PRIu64 "\n",
-	       fxio_last_path(h), fxio_last_reason(h), st.overlapped_slots, st.staged_chunks);
+	printf("path=%s reason=\"%s\" overlapped=%" PRIu64 " chunks=%" PRIu64 "\n", path, why,
+	       st.overlapped_slots, st.staged_chunks);
 	if (strcmp(mode, "unreg"))
 		fxio_buf_deregister(buf);
 	fxio_close(h);

@@ -8,7 +8,8 @@
 # aligned, unaligned at both ends, cross chunks and members, and exceed the
 # bounce pool (2 slots of 256 KiB here). Registered host memory must take
 # the direct path (FXBLK_PEER_IOC_RW) for the block-aligned range and the
-# staged one for the others. /dev/fxN stays open in this shell throughout,
+# staged one for the others; the same again as a batch of 4 entries
+# (FXIO_CP_BATCH). /dev/fxN stays open in this shell throughout,
 # as a long-running reader (udev, an application) keeps it, so its page
 # cache lives across the commands (the last close would drop it): dd reads
 # back through that cache with no flush, which holds only because RW keeps
@@ -60,25 +61,28 @@ dd_write() { dd if="$3" of="$DEV" bs=1M iflag=count_bytes oflag=seek_bytes seek=
 dd_read() { dd if="$DEV" of="$3" bs=1M iflag=skip_bytes,count_bytes skip="$1" count="$2" status=none; }
 
 overlap_seen=0
+# both_ways MODE OFF LEN BUF_OFF: libfxio writes and dd reads back, dd
+# writes and libfxio reads, each on the path MODE must take there
+both_ways() {
+	local mode=$1 off=$2 len=$3 boff=$4 al=0 how=${FXIO_CP_BATCH:+" (batch of $FXIO_CP_BATCH)"}
+	[ $((off % 4096)) = 0 ] && [ $((len % 4096)) = 0 ] && [ $((boff % 4096)) = 0 ] && al=1
+	head -c "$len" /dev/urandom > /tmp/in
+	fx_run fxio-cp write "$mode" "$DEV" "$off" "$len" /tmp/in "$boff"
+	expect_match "$FX_OUT" "path=($(want_path "$mode" $al)) " "write $mode $off+$len path$how"
+	dd_read "$off" "$len" /tmp/back
+	cmp /tmp/in /tmp/back || fail "$mode: dd does not read back what libfxio wrote at $off+$len$how"
+	head -c "$len" /dev/urandom > /tmp/in
+	dd_write "$off" "$len" /tmp/in
+	fx_run fxio-cp read "$mode" "$DEV" "$off" "$len" /tmp/out "$boff"
+	expect_match "$FX_OUT" "path=($(want_path "$mode" $al)) " "read $mode $off+$len path$how"
+	cmp /tmp/in /tmp/out || fail "$mode: libfxio does not read what dd wrote at $off+$len$how"
+}
 # off len buf_off: aligned; inside one block; crossing a chunk and a member;
 # crossing many chunks, larger than the pool, unaligned at both ends
 for r in "0 1048576 0" "100 300 7" "65436 200000 1" "123457 1300001 4095"; do
 	read -r off len boff <<<"$r"
-	al=0
-	[ $((off % 4096)) = 0 ] && [ $((len % 4096)) = 0 ] && [ $((boff % 4096)) = 0 ] && al=1
 	for mode in unreg host emulated; do
-		head -c "$len" /dev/urandom > /tmp/in
-		# libfxio writes, dd reads back
-		fx_run fxio-cp write "$mode" "$DEV" "$off" "$len" /tmp/in "$boff"
-		expect_match "$FX_OUT" "path=($(want_path "$mode" $al)) " "write $mode $off+$len path"
-		dd_read "$off" "$len" /tmp/back
-		cmp /tmp/in /tmp/back || fail "$mode: dd does not read back what libfxio wrote at $off+$len"
-		# dd writes, libfxio reads
-		head -c "$len" /dev/urandom > /tmp/in
-		dd_write "$off" "$len" /tmp/in
-		fx_run fxio-cp read "$mode" "$DEV" "$off" "$len" /tmp/out "$boff"
-		expect_match "$FX_OUT" "path=($(want_path "$mode" $al)) " "read $mode $off+$len path"
-		cmp /tmp/in /tmp/out || fail "$mode: libfxio does not read what dd wrote at $off+$len"
+		both_ways "$mode" "$off" "$len" "$boff"
 		if [ "$mode" = emulated ] && [[ $FX_OUT =~ overlapped=([0-9]+) ]] && [ "${BASH_REMATCH[1]}" -gt 0 ]; then
 			overlap_seen=1
 		fi
@@ -86,6 +90,17 @@ for r in "0 1048576 0" "100 300 7" "65436 200000 1" "123457 1300001 4095"; do
 	log "range $off+$len (buffer +$boff): posix, host, staged both ways OK"
 done
 log "staged path overlapped a disk I/O with a copy in this run: $([ $overlap_seen = 1 ] && echo yes || echo no)"
+# The same through one fxio batch: fxio-cp splits the range into 4 entries
+# at 4 KiB boundaries of the disk, all in flight at once, each on the path
+# (registered host memory: direct for the aligned range, with the control
+# node), every entry done, the data checked against dd.
+for r in "0 1048576 0" "123457 1300001 4095"; do
+	read -r off len boff <<<"$r"
+	for mode in unreg host emulated; do
+		FXIO_CP_BATCH=4 both_ways "$mode" "$off" "$len" "$boff"
+	done
+	log "range $off+$len (buffer +$boff) as a batch of 4: posix, host, staged both ways OK"
+done
 
 fx_json fxctl -o json peer status
 if [ $PEER = 1 ]; then
