@@ -206,7 +206,9 @@ struct fxio_batch_io {
 enum fxio_batch_status {
 	FXIO_BATCH_DONE,	/* result: bytes moved (short at the end of the disk) */
 	FXIO_BATCH_FAILED,	/* result: -errno; path NONE if it never ran
-				 * (EINVAL: a negative offset or unknown op) */
+				 * (EINVAL: a negative offset or unknown op;
+				 * EFAULT: no buffer; ENOSPC: a write past the
+				 * end of a disk) */
 	FXIO_BATCH_CANCELED,	/* result: -ECANCELED; never started */
 };
 
