@@ -30,6 +30,14 @@
 // that asked for an ack (and every dump) gets its ack (or NLMSG_DONE); STATUS
 // and a dump still work at the end, on the same socket and on a new one.
 //
+// --threads N: N fuzzers at once, each with its own socket and seed (SEED,
+// SEED+1, ...), so the family's handlers run concurrently on several CPUs.
+// Then a fuzzer may find its own volume destroyed by another's DESTROY (by
+// index): ENOENT there is no failure; and only once all have stopped are the
+// volumes that appeared during the run destroyed. The messages of each thread
+// follow from its seed, their interleaving does not: a failure there may not
+// replay exactly.
+//
 // Exit status: 0 if all checks held, 1 otherwise, 2 on a usage error.
 #include <linux/fxblk.h>
 
@@ -46,11 +54,13 @@
 #include <linux/netlink.h>
 #include <algorithm>
 #include <map>
+#include <memory>
 #include <optional>
 #include <random>
 #include <set>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -358,6 +368,37 @@ struct Stats {
 			failures.push_back(std::move(why));
 		failures_total++;
 	}
+
+	// Another thread's figures into these (--threads).
+	void add(const Stats &o)
+	{
+		datagrams += o.datagrams;
+		messages += o.messages;
+		no_reply += o.no_reply;
+		replies += o.replies;
+		dumps_done += o.dumps_done;
+		dump_parts += o.dump_parts;
+		created += o.created;
+		destroyed += o.destroyed;
+		abandoned_dumps += o.abandoned_dumps;
+		unsafe_skipped += o.unsafe_skipped;
+		ctrl += o.ctrl;
+		extack_ctrl += o.extack_ctrl;
+		parsed += o.parsed;
+		kernel_secs += o.kernel_secs;
+		for (const auto &[k, v] : o.cost) {
+			cost[k].first += v.first;
+			cost[k].second += v.second;
+		}
+		for (const auto &[k, v] : o.by_errno)
+			by_errno[k] += v;
+		for (const auto &[k, v] : o.by_cmd)
+			by_cmd[k] += v;
+		for (const auto &f : o.failures)
+			if (failures.size() < 20)
+				failures.push_back(f);
+		failures_total += o.failures_total;
+	}
 };
 
 class Fuzzer {
@@ -377,6 +418,16 @@ public:
 	}
 
 	Stats &stats() { return st_; }
+
+	// Other fuzzers run beside this one (--threads): see the top of the file.
+	void set_shared(bool shared) { shared_ = shared; }
+
+	// Destroy every volume that appeared since this fuzzer was made.
+	void cleanup()
+	{
+		if (!dry_run_)
+			cleanup_created();
+	}
 
 	void run(std::uint64_t count)
 	{
@@ -406,7 +457,7 @@ public:
 			st_.messages += msgs.size();
 			st_.datagrams++;
 		}
-		if (!dry_run_)
+		if (!dry_run_ && !shared_)
 			cleanup_created();
 	}
 
@@ -451,6 +502,7 @@ private:
 	bool break_ack_;
 	bool dry_run_;
 	bool cap_ack_ = false;  // NETLINK_CAP_ACK is never set
+	bool shared_ = false;
 	Stats st_;
 
 	// Modulo bias is irrelevant here; uniform_int_distribution costs more.
@@ -1472,7 +1524,10 @@ private:
 				break;
 			::usleep(100000);
 		}
-		if (!r.acked.count(d.seq) || r.errors.count(d.seq))
+		// another fuzzer's DESTROY (by index) got there first
+		if (shared_ && r.errors.count(d.seq) && r.errors[d.seq] == ENOENT && !listed(name))
+			st_.destroyed++;
+		else if (!r.acked.count(d.seq) || r.errors.count(d.seq))
 			st_.fail(fmt::format("could not destroy volume \"{}\" the fuzzer created: {}", name,
 					     errname(r.errors.count(d.seq) ? r.errors[d.seq] : 0)));
 		else
@@ -1543,7 +1598,7 @@ std::optional<Member> member_of(const std::string &arg)
 int main(int argc, char **argv)
 {
 	po::options_description opts(
-		"Usage: fxblk-fuzz [--seed N] [--count N] [--member DEV]...\n"
+		"Usage: fxblk-fuzz [--seed N] [--count N] [--threads N] [--member DEV]...\n"
 		"Sends random and mutated messages to netlink family \"fxblk\" and checks\n"
 		"every answer. Without --member, CREATE names only devices that do not exist.\n"
 		"Options");
@@ -1556,6 +1611,9 @@ int main(int argc, char **argv)
 		 "controlled mode: a scratch block device (path or MAJ:MIN) that CREATEs may "
 		 "use; volumes made over it are destroyed at once")
 		("verbose,v", "print every extack message")
+		("threads", po::value<unsigned>()->default_value(1),
+		 "fuzzers at once, each with its own socket and seed (SEED, SEED+1, ...); "
+		 "--count is shared among them")
 		("break-ack", "self-test: corrupt the first ack received (the run must fail)")
 		("dry-run", "generate the messages but send nothing (profiling)")
 		("help,h", "show this help");
@@ -1571,6 +1629,8 @@ int main(int argc, char **argv)
 					throw po::error("--member " + a + ": not a block device");
 				members.push_back(*m);
 			}
+		if (vm["threads"].as<unsigned>() < 1 || vm["threads"].as<unsigned>() > 64)
+			throw po::error("--threads must be 1..64");
 	} catch (const po::error &e) {
 		std::cerr << "fxblk-fuzz: " << e.what() << '\n';
 		return 2;
@@ -1582,19 +1642,47 @@ int main(int argc, char **argv)
 	std::uint64_t seed = vm["seed"].as<std::uint64_t>();
 	std::uint64_t count = vm["count"].as<std::uint64_t>();
 	try {
+		unsigned threads = vm["threads"].as<unsigned>();
+		bool dry = vm.count("dry-run") > 0;
 		auto t0 = std::chrono::steady_clock::now();
-		Fuzzer fz(seed, members, vm.count("verbose") > 0, vm.count("break-ack") > 0,
-			  vm.count("dry-run") > 0);
-		fz.run(count);
-		if (!vm.count("dry-run"))
-			fz.final_check();
+		// All made (each takes its snapshot of the volumes) before any runs.
+		std::vector<std::unique_ptr<Fuzzer>> fz;
+		for (unsigned i = 0; i < threads; i++) {
+			fz.push_back(std::make_unique<Fuzzer>(seed + i, members, vm.count("verbose") > 0,
+							      vm.count("break-ack") > 0 && i == 0, dry));
+			fz.back()->set_shared(threads > 1);
+		}
+		std::vector<std::exception_ptr> errors(threads);
+		{
+			std::vector<std::jthread> run;
+			for (unsigned i = 0; i < threads; i++)
+				run.emplace_back([&, i] {
+					try {
+						fz[i]->run((count + threads - 1) / threads);
+					} catch (...) {
+						errors[i] = std::current_exception();
+					}
+				});
+		}
+		for (const auto &e : errors)
+			if (e)
+				std::rethrow_exception(e);
+		if (threads > 1) {
+			fz[0]->set_shared(false);
+			fz[0]->cleanup();
+		}
+		if (!dry)
+			for (auto &f : fz)
+				f->final_check();
 		double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-		Stats &st = fz.stats();
+		Stats st;
+		for (auto &f : fz)
+			st.add(f->stats());
 		std::cout << fmt::format(
 			"fxblk-fuzz: seed {}, {} messages in {} datagrams, {:.1f} s ({:.0f}/s, {:.1f} s "
-			"in send/receive), {} controlled members\n",
+			"in send/receive), {} controlled members, {} thread(s)\n",
 			seed, st.messages, st.datagrams, secs, static_cast<double>(st.messages) / secs,
-			st.kernel_secs, members.size());
+			st.kernel_secs, members.size(), threads);
 		std::cout << fmt::format("fxblk-fuzz: {} messages had a valid nlmsg header and "
 					 "were dispatched by netlink\n",
 					 st.parsed);

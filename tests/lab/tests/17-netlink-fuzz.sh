@@ -16,7 +16,10 @@
 # Seeds: first the seed corpus tests/fuzz/netlink-seeds (SEED COUNT per
 # line, replayed every run), then COUNT messages from a fresh random seed,
 # printed as "seed S (replay: ... 17-netlink-fuzz.sh COUNT S)"; a seed
-# given replays that run.
+# given replays that run. Then COUNT/4 messages from 4 fuzzer threads at
+# once (fxblk-fuzz --threads 4, seeds S+1..S+4), so the handlers run
+# concurrently on both vCPUs; the same checks, each fuzzer tolerating only
+# that another destroyed a volume it made.
 # The oracle afterwards, beyond the fuzzer's own checks: the volumes fxctl
 # lists are exactly the fx disks in /sys/block (by their fxblk/name), the
 # kept volume's data reads back, the module's reference count is what it was
@@ -41,6 +44,9 @@ fx_mark fuzz
 # the checker can fail: one corrupted ack must fail the run
 fx_expect_fail --rc 1 --msg 'FAIL: ack seq [0-9]+: error 1 out of range' \
 	fxblk-fuzz --seed 1 --count 200 --break-ack
+# and so does one thread's among several (its failure reaches the verdict)
+fx_expect_fail --rc 1 --msg 'FAIL: ack seq [0-9]+: error 1 out of range' \
+	fxblk-fuzz --seed 1 --count 400 --threads 2 --break-ack
 
 fx_run fxctl create fzkeep --chunk 64K "${M[0]}" "${M[1]}"
 KEEP=$(fxdev fzkeep) || fail "no device for fzkeep"
@@ -51,11 +57,11 @@ if [ "${3:-}" = break=hold ]; then
 	exec 9<"$KEEP" || fail "break=hold: open $KEEP"
 	log "break=hold: $KEEP held open from now on (a leaked reference)"
 fi
-# fuzz SEED COUNT: one fxblk-fuzz run, its verdict checked
+# fuzz SEED COUNT [THREADS]: one fxblk-fuzz run, its verdict checked
 fuzz() {
 	local t0=$SECONDS sent
-	fx_run fxblk-fuzz --seed "$1" --count "$2" --member "${M[2]}" --member "${M[3]}"
-	log "fuzz: $2 messages, seed $1, $((SECONDS - t0)) s"
+	fx_run fxblk-fuzz --seed "$1" --count "$2" --threads "${3:-1}" --member "${M[2]}" --member "${M[3]}"
+	log "fuzz: $2 messages, seed $1, ${3:-1} thread(s), $((SECONDS - t0)) s"
 	# counted: messages netlink dispatched (valid nlmsg header), not those lost
 	# behind a broken header in a batch
 	sent=$(sed -n 's/^fxblk-fuzz: \([0-9]*\) messages had a valid nlmsg header.*/\1/p' <<<"$FX_OUT")
@@ -75,6 +81,9 @@ done < $CORPUS
 [ $NCORPUS -ge 1 ] || fail "no seed in $CORPUS"
 log "seed corpus: $NCORPUS seeds replayed"
 fuzz "$SEED" "$COUNT"
+# concurrently: 4 fuzzers, each with its own socket, seeds SEED+1..SEED+4
+# (each thread's messages replay with the seed, their interleaving not)
+fuzz $((SEED + 1)) $((COUNT / 4)) 4
 fx_dmesg_clean_since fuzz
 
 # the oracle: the volume that was there is still there, with its data and
@@ -104,4 +113,4 @@ fx_run fxctl remove t17
 trap - EXIT
 fx_dmesg_clean_since fuzz
 fx_unload
-pass "$SENT fuzzed messages ($NCORPUS corpus seeds, then seed $SEED) answered well-formed; state consistent, module works and unloads"
+pass "$SENT fuzzed messages ($NCORPUS corpus seeds, then seed $SEED, then 4 threads at once) answered well-formed; state consistent, module works and unloads"
