@@ -247,8 +247,8 @@ void write_record(const fs::path &file, const label::Label &l, const std::string
 
 // The members recorded for one volume, each re-read: a record whose device
 // is gone or no longer carries this volume's label is dropped.
-std::vector<Candidate> recorded_members(const fs::path &dir, const VolumeUuid &uuid,
-					std::ostream &log)
+std::vector<Candidate> recorded_members(const Ctx &ctx, const fs::path &dir,
+					const VolumeUuid &uuid)
 {
 	std::vector<Candidate> out;
 	std::error_code ec;
@@ -259,8 +259,8 @@ std::vector<Candidate> recorded_members(const fs::path &dir, const VolumeUuid &u
 		if (name.ends_with(".tmp") || name.starts_with("."))
 			continue;
 		Candidate c;
-		if (fs::exists("/dev/" + name))
-			c = read_candidate(name, log);
+		if (!ctx.env.blockdevs().stat("/dev/" + name).error)
+			c = read_candidate(ctx.env.members(), name, scan_log(ctx));
 		if (!c.ml.label || c.ml.label->volume_uuid != uuid) {
 			fs::remove(e.path());
 			continue;
@@ -310,7 +310,8 @@ bool records_complete(const fs::path &dir, std::uint32_t count, std::uint64_t ge
 // lock meanwhile and may have written labels or started the volume.
 Plan replan(const Ctx &ctx, const VolumeUuid &uuid, bool force)
 {
-	auto groups = group_by_volume(scan_members(scan_log(ctx)));
+	auto groups = group_by_volume(scan_members(ctx.env.blockdevs(), ctx.env.members(),
+						   scan_log(ctx)));
 	auto it = groups.find(uuid);
 	if (it == groups.end()) {
 		Plan p;
@@ -484,7 +485,8 @@ int cmd_assemble(Ctx &ctx)
 	// create hold it (assemble.hpp); a volume that another fxctl starts
 	// meanwhile is found running by start().
 	std::vector<Plan> plans;
-	for (const auto &[uuid, group] : group_by_volume(scan_members(scan_log(ctx))))
+	for (const auto &[uuid, group] :
+	     group_by_volume(scan_members(ctx.env.blockdevs(), ctx.env.members(), scan_log(ctx))))
 		plans.push_back(plan_volume(group, {force}));
 
 	if (!all) {
@@ -623,7 +625,7 @@ int incremental_start(Ctx &ctx, const std::string &arg)
 		return exit_ok;
 	}
 	auto lock = volume_lock(*uuid);
-	auto members = recorded_members(run_dir() / id, *uuid, scan_log(ctx));
+	auto members = recorded_members(ctx, run_dir() / id, *uuid);
 	if (members.empty()) {
 		ctx.print(json{{"uuid", id}, {"status", "not-recorded"}},
 			  fmt::format("volume {}: no member recorded in {} (udev records them as "
@@ -663,11 +665,7 @@ int cmd_incremental(Ctx &ctx)
 	};
 	std::string arg = ctx.vm["device"].as<std::string>();
 	require_block_device(ctx.env.blockdevs(), arg);
-	std::error_code ec;
-	fs::path real = fs::canonical(arg, ec);
-	if (ec)
-		throw Error(fmt::format("cannot access {}: {}", arg, ec.message()),
-			    errno_error(ENOENT));
+	fs::path real = ctx.env.blockdevs().canonical(arg);
 	HostPolicy pol = ctx.env.host_policy();
 	if (pol.cmdline_off) {
 		report(json{{"device", real.string()}, {"status", "auto-off"}},
@@ -677,7 +675,7 @@ int cmd_incremental(Ctx &ctx)
 		return exit_ok;
 	}
 	std::ostream &log = scan_log(ctx);
-	Candidate self = read_candidate(real.filename().string(), log);
+	Candidate self = read_candidate(ctx.env.members(), real.filename().string(), log);
 	if (!self.ml.label) {
 		std::string why = self.ml.primary_reason.empty()
 					  ? ""
@@ -692,6 +690,7 @@ int cmd_incremental(Ctx &ctx)
 	const label::Label &l = *self.ml.label;
 	fs::path dir = run_dir() / label::uuid_to_string(l.volume_uuid);
 	if (std::string reused = reuse_reason(self); !reused.empty()) {
+		std::error_code ec;
 		fs::remove(dir / self.devname, ec);  // recorded before it was reused
 		report(json{{"device", self.devnode}, {"status", "reused"}, {"reason", reused}},
 			  fmt::format("{}: not assembled automatically: it carries an old label of "
@@ -718,7 +717,7 @@ int cmd_incremental(Ctx &ctx)
 	auto lock = volume_lock(l.volume_uuid);
 	// A create may have held the lock meanwhile (and wiped the labels when
 	// its CREATE failed): what counts is the label now.
-	Candidate now = read_candidate(self.devname, log);
+	Candidate now = read_candidate(ctx.env.members(), self.devname, log);
 	if (!now.ml.label || now.ml.label->volume_uuid != l.volume_uuid) {
 		report(json{{"device", self.devnode}, {"status", "not-a-member"}},
 			  fmt::format("{}: its label changed meanwhile; nothing to do\n",
@@ -737,7 +736,7 @@ int cmd_incremental(Ctx &ctx)
 		ctx.env.out << fmt::format("FXBLK_COMPLETE={}\n", complete ? 1 : 0);
 		return exit_ok;
 	}
-	return wait_or_start(ctx, plan_volume(recorded_members(dir, l.volume_uuid, log)),
+	return wait_or_start(ctx, plan_volume(recorded_members(ctx, dir, l.volume_uuid)),
 			     fmt::format("{}: member {} of {}; ", self.devnode, l.member_index,
 					 volume_object(l)));
 }

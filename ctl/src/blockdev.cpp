@@ -8,6 +8,8 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <fstream>
+#include <libudev.h>
+#include <memory>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
@@ -27,6 +29,18 @@ std::uint64_t read_number(const fs::path &file, const std::string &dev)
 	return v;
 }
 
+struct UdevFree {
+	void operator()(udev *u) const noexcept { udev_unref(u); }
+	void operator()(udev_enumerate *e) const noexcept { udev_enumerate_unref(e); }
+	void operator()(udev_device *d) const noexcept { udev_device_unref(d); }
+};
+template <typename T> using UdevPtr = std::unique_ptr<T, UdevFree>;
+
+std::string value_or_empty(const char *s)
+{
+	return s ? s : "";
+}
+
 }  // namespace
 
 void read_sysfs_block(const fs::path &sysfs, BlockDevice &dev)
@@ -41,15 +55,16 @@ void read_sysfs_block(const fs::path &sysfs, BlockDevice &dev)
 			    errno_error(ENODEV));
 	dev.name = real.filename().string();
 	dev.size_sectors = read_number(real / "size", dev.path);
+	dev.partition = fs::exists(real / "partition");
+	dev.disk = dev.partition ? real.parent_path().filename().string() : "";
 	// Partitions have no queue/ of their own: it is the parent disk's.
-	fs::path queue = fs::exists(real / "partition") ? real.parent_path() / "queue"
-							: real / "queue";
+	fs::path queue = dev.partition ? real.parent_path() / "queue" : real / "queue";
 	dev.logical_block_size =
 		static_cast<std::uint32_t>(read_number(queue / "logical_block_size", dev.path));
 	// A partition is read-only if it or its disk is (5.10's partition
 	// "ro" shows only its own flag).
 	dev.read_only = read_number(real / "ro", dev.path) != 0;
-	if (fs::exists(real / "partition"))
+	if (dev.partition)
 		dev.read_only = dev.read_only || read_number(real.parent_path() / "ro", dev.path) != 0;
 	std::ifstream zoned(queue / "zoned");
 	if (!(zoned >> dev.zoned))
@@ -94,6 +109,44 @@ PathStat require_block_device(BlockDevices &devs, const std::string &path)
 	throw Error(fmt::format("{} is not a block device (it is {}); give a block device, "
 				"e.g. /dev/nvme0n1", path, is),
 		    errno_error(ENOTBLK));
+}
+
+std::string SystemBlockDevices::canonical(const std::string &path)
+{
+	std::error_code ec;
+	fs::path real = fs::canonical(path, ec);
+	if (ec)
+		throw Error(fmt::format("cannot access {}: {}", path, ec.message()),
+			    errno_error(ENOENT));
+	return real.string();
+}
+
+std::vector<std::string> SystemBlockDevices::present_disks()
+{
+	UdevPtr<udev> u(udev_new());
+	if (!u)
+		throw Error("cannot initialise libudev", errno_error(errno ? errno : ENOMEM));
+	UdevPtr<udev_enumerate> en(udev_enumerate_new(u.get()));
+	if (!en || udev_enumerate_add_match_subsystem(en.get(), "block") < 0 ||
+	    udev_enumerate_add_match_property(en.get(), "DEVTYPE", "disk") < 0 ||
+	    udev_enumerate_scan_devices(en.get()) < 0)
+		throw Error("cannot enumerate block devices through libudev; is sysfs mounted "
+			    "on /sys?", errno_error(EIO));
+	std::vector<std::string> names;
+	for (udev_list_entry *e = udev_enumerate_get_list_entry(en.get()); e;
+	     e = udev_list_entry_get_next(e)) {
+		UdevPtr<udev_device> d(
+			udev_device_new_from_syspath(u.get(), udev_list_entry_get_name(e)));
+		if (!d)
+			continue;  // gone meanwhile
+		std::string name = value_or_empty(udev_device_get_sysname(d.get()));
+		std::string size = value_or_empty(udev_device_get_sysattr_value(d.get(), "size"));
+		if (name.empty() || name.starts_with("fx") || size.empty() || size == "0" ||
+		    !udev_device_get_devnode(d.get()))
+			continue;
+		names.push_back(name);
+	}
+	return names;
 }
 
 BlockDevice SystemBlockDevices::probe(const std::string &path)

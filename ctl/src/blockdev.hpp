@@ -1,5 +1,6 @@
 // Member device discovery: path -> dev_t, size, logical block size and who
-// holds it. Behind an interface so unit tests run without block devices.
+// holds it; the disks present (libudev). Behind an interface so unit tests
+// run without block devices.
 #pragma once
 
 #include <cstdint>
@@ -22,6 +23,10 @@ struct BlockDevice {
 	// "host-managed"
 	std::string zoned = "none";
 	bool busy = false;            // exclusive open refused (mounted, md, ...)
+	// A partition (/sys/.../partition exists): @disk is its whole disk
+	// ("nvme0n1" for "nvme0n1p1"), "" for a whole disk.
+	bool partition = false;
+	std::string disk;
 };
 
 // What stat(2) says of a path: its file type (S_IFMT bits) and device
@@ -40,6 +45,13 @@ public:
 	virtual BlockDevice probe(const std::string &path) = 0;
 	// stat(2) of @path, following links (/dev/disk/by-id/...).
 	virtual PathStat stat(const std::string &path) = 0;
+	// @path with every link resolved ("/dev/disk/by-id/nvme-..." ->
+	// "/dev/nvme0n1"). Throws Error "cannot access PATH: ..." (ENOENT).
+	virtual std::string canonical(const std::string &path) = 0;
+	// Kernel names ("nvme0n1") of the whole disks present, fxblk volumes
+	// (fxN) and disks of size 0 left out, in udev's order: where assemble
+	// looks for members.
+	virtual std::vector<std::string> present_disks() = 0;
 };
 
 // The one check of every command that takes a member device (create,
@@ -61,6 +73,8 @@ public:
 		: sysfs_(std::move(sysfs)) {}
 	BlockDevice probe(const std::string &path) override;
 	PathStat stat(const std::string &path) override;
+	std::string canonical(const std::string &path) override;
+	std::vector<std::string> present_disks() override;
 
 private:
 	std::filesystem::path sysfs_;

@@ -441,7 +441,7 @@ void collect_idle(Env &env, DoctorFacts &f, bool verbose)
 		std::ostringstream quiet;
 		std::ostream &log = verbose ? env.err : quiet;
 		HostPolicy pol = env.host_policy();
-		for (const auto &[uuid, group] : group_by_volume(scan_members(log))) {
+		for (const auto &[uuid, group] : group_by_volume(scan_members(env.blockdevs(), env.members(), log))) {
 			Plan p = plan_volume(group);
 			const label::Label &ref = p.reference;
 			bool running = f.volumes && std::any_of(f.volumes->begin(), f.volumes->end(),

@@ -17,6 +17,11 @@
 namespace fxtest {
 using namespace fxctl;
 
+inline bool has(const std::string &s, const std::string &what)
+{
+	return s.find(what) != std::string::npos;
+}
+
 inline Volume fixed_volume(unsigned members = 4, bool stats = false)
 {
 	Volume v;
@@ -100,6 +105,9 @@ struct FakeClient final : Client {
 		std::function<void(double)> on_wait;  // advances the fake clock
 		int subscribes = 0;
 		bool no_event_group = false;   // an older module
+		// create adds the volume it made to @volumes (members with the
+		// request's dev_t), as the kernel lists it afterwards
+		bool remember_creates = false;
 		ModuleStatus module{"0.1.0", 1,
 				    FXBLK_FEAT_STRIPE | FXBLK_FEAT_STATS | FXBLK_FEAT_EVENTS |
 					    FXBLK_FEAT_NOWAIT,
@@ -117,6 +125,15 @@ struct FakeClient final : Client {
 		Volume v = fixed_volume(static_cast<unsigned>(req.members.size()));
 		v.name = req.name;
 		v.chunk_sectors = req.chunk_sectors;
+		if (st.remember_creates) {
+			v.index = static_cast<std::uint32_t>(st.volumes.size());
+			v.disk = "fx" + std::to_string(v.index);
+			for (std::size_t i = 0; i < v.members.size(); ++i) {
+				v.members[i].major = req.members[i].major;
+				v.members[i].minor = req.members[i].minor;
+			}
+			st.volumes.push_back(v);
+		}
 		return v;
 	}
 	void destroy(const VolumeRef &ref, bool force) override
@@ -175,10 +192,29 @@ private:
 
 // Block devices (@devs) and other paths (@others: path -> S_IFMT type, a
 // character device, directory, file) as stat(2) sees them; any other path
-// does not exist (ENOENT).
+// does not exist (ENOENT). @links: a path that resolves to a device path
+// (/dev/disk/by-id/...). The disks present are the whole disks among @devs.
 struct FakeDevices final : BlockDevices {
 	std::map<std::string, BlockDevice> devs;
 	std::map<std::string, unsigned> others;
+	std::map<std::string, std::string> links;
+	std::string canonical(const std::string &path) override
+	{
+		if (auto l = links.find(path); l != links.end())
+			return l->second;
+		if (devs.count(path) || others.count(path))
+			return path;
+		throw Error("cannot access " + path + ": No such file or directory",
+			    errno_error(ENOENT));
+	}
+	std::vector<std::string> present_disks() override
+	{
+		std::vector<std::string> names;
+		for (const auto &[path, d] : devs)
+			if (!d.partition)
+				names.push_back(d.name);
+		return names;
+	}
 	// As SystemBlockDevices::probe: the shared check first.
 	BlockDevice probe(const std::string &path) override
 	{
@@ -188,6 +224,8 @@ struct FakeDevices final : BlockDevices {
 	PathStat stat(const std::string &path) override
 	{
 		PathStat ps;
+		if (auto l = links.find(path); l != links.end())
+			return stat(l->second);
 		if (auto it = devs.find(path); it != devs.end()) {
 			ps.type = S_IFBLK;
 			ps.major = it->second.major;
@@ -322,6 +360,13 @@ struct Harness {
 	{
 		for (unsigned i = 0; i < 4; ++i)
 			devices.add("/dev/nvme" + std::to_string(i) + "n1", i);
+	}
+
+	// A refused create touched nothing: no label written, no signature
+	// erased, no CREATE sent.
+	bool wrote_nothing() const
+	{
+		return members.writes.empty() && members.erased.empty() && state.creates.empty();
 	}
 
 	int run(std::vector<std::string> args)

@@ -65,6 +65,8 @@ TEST_CASE("whole disk: size, logical block size, holders")
 	CHECK(d.size_sectors == 2097152);
 	CHECK(d.logical_block_size == 4096);
 	CHECK(d.holders == std::vector<std::string>{"fx0", "fx1"});
+	CHECK(!d.partition);
+	CHECK(d.disk.empty());
 }
 
 TEST_CASE("partition: queue limits come from the parent disk")
@@ -86,6 +88,8 @@ TEST_CASE("partition: queue limits come from the parent disk")
 	CHECK(d.size_sectors == 1024000);
 	CHECK(d.logical_block_size == 512);
 	CHECK(d.holders.empty());
+	CHECK(d.partition);
+	CHECK(d.disk == "nvme0n1");
 }
 
 TEST_CASE("read-only and zoned: the device's own, or a partition's disk's")

@@ -12,11 +12,6 @@ using namespace fxtest;
 
 namespace {
 
-bool has(const std::string &s, const std::string &what)
-{
-	return s.find(what) != std::string::npos;
-}
-
 const std::vector<std::string> four = {"/dev/nvme0n1", "/dev/nvme1n1", "/dev/nvme2n1",
 				       "/dev/nvme3n1"};
 

@@ -1,0 +1,229 @@
+// assemble, incremental and stop against fake members and a fake kernel
+// (fakes.hpp): the members carry the labels fxctl create wrote on them, the
+// disks present are the fake block devices, the records and locks live in
+// the test's FXBLK_RUN_DIR.
+#include "assemble.hpp"
+#include "fakes.hpp"
+#include "label.hpp"
+
+#include <doctest/doctest.h>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+using namespace fxtest;
+
+namespace {
+
+// The order create is given the members in: member i is order[i], so that
+// stripe order and name order differ.
+const std::vector<std::string> order = {"/dev/nvme2n1", "/dev/nvme0n1", "/dev/nvme3n1",
+					"/dev/nvme1n1"};
+const char *const uuid = "0f1e2d3c-4b5a-4978-8796-a5b4c3d2e1f0";  // FakeMemberIO::new_uuid
+const char *const host_b = "nqn.2014-08.org.nvmexpress:uuid:host-b";
+
+// Volume "kv" created over @order by this host, then stopped: its labels
+// stay, the kernel runs nothing, no member is recorded yet.
+struct Stopped : Harness {
+	Stopped()
+	{
+		forget_volume(*label::uuid_from_string(uuid));  // records of earlier runs
+		members.persist = true;
+		state.volumes.clear();
+		state.remember_creates = true;
+		std::vector<std::string> args = {"create", "kv"};
+		args.insert(args.end(), order.begin(), order.end());
+		REQUIRE(run(args) == 0);
+		REQUIRE(run({"stop", "kv"}) == 0);
+		state.volumes.clear();  // the fake kernel does not forget by itself
+		state.creates.clear();
+		state.destroys.clear();
+		members.writes.clear();
+	}
+	label::Label &label(std::size_t index) { return members.written.at(order[index]); }
+	// dev_t minors of the members of the one CREATE, in request order
+	std::vector<std::uint32_t> created_minors() const
+	{
+		std::vector<std::uint32_t> m;
+		for (const auto &mem : state.creates.at(0).members)
+			m.push_back(mem.minor);
+		return m;
+	}
+};
+
+}  // namespace
+
+TEST_CASE("assemble starts a stopped volume from its labels, members in stripe order")
+{
+	Stopped h;
+	REQUIRE(h.run({"assemble", "kv"}) == 0);
+	CHECK(h.out.str() == fmt::format("assembled \"kv\" ({}) as /dev/fx0 from nvme2n1 nvme0n1 "
+					 "nvme3n1 nvme1n1\n", uuid));
+	REQUIRE(h.state.creates.size() == 1);
+	CHECK(h.created_minors() == std::vector<std::uint32_t>{2, 0, 3, 1});
+	CHECK(h.state.creates[0].members[0].data_offset == h.label(0).data_offset_sectors);
+	CHECK(h.state.creates[0].members[0].data_sectors == h.label(0).data_sectors);
+	CHECK(h.members.writes.empty());  // nothing to rewrite
+	// again: found running over the same devices, not created twice
+	REQUIRE(h.run({"assemble", uuid}) == 0);
+	CHECK(h.out.str() == fmt::format("\"kv\" ({}) is already running as fx0\n", uuid));
+	CHECK(h.state.creates.size() == 1);
+	// a name nobody carries
+	CHECK(h.run({"assemble", "nosuch"}) == 3);
+	CHECK(has(h.err.str(), "no member of a volume named \"nosuch\" found"));
+}
+
+TEST_CASE("assemble refuses a member with an older generation, --force takes it")
+{
+	Stopped h;
+	// member 2 (nvme3n1) missed a rewrite of the set
+	for (std::size_t i : {0, 1, 3})
+		h.label(i).generation = 2;
+	CHECK(h.run({"assemble", "kv"}) == 1);
+	CHECK(has(h.err.str(), "cannot assemble \"kv\""));
+	CHECK(has(h.err.str(), "nvme3n1 (member 2) has a stale label: generation 1, but "));
+	CHECK(has(h.err.str(), "has generation 2"));
+	CHECK(h.state.creates.empty());
+	CHECK(h.members.writes.empty());
+
+	REQUIRE(h.run({"assemble", "--force", "kv"}) == 0);
+	CHECK(has(h.err.str(), "--force: nvme3n1 (member 2) has a stale label"));
+	CHECK(h.state.creates.size() == 1);
+	// every label rewritten at the next generation, in stripe order
+	CHECK(h.members.writes == order);
+	for (std::size_t i = 0; i < 4; ++i) {
+		CHECK(h.label(i).generation == 3);
+		CHECK(h.label(i).member_index == i);
+	}
+}
+
+TEST_CASE("assemble refuses a volume owned by another host unless --import")
+{
+	Stopped h;
+	for (std::size_t i = 0; i < 4; ++i)
+		h.label(i).owner_nqn = host_b;
+	CHECK(h.run({"assemble", "kv"}) == 1);
+	CHECK(h.err.str() ==
+	      fmt::format("fxctl: cannot assemble \"kv\" ({}) is owned by host {} (its labels "
+			  "say so), and this host is nqn.2014-08.org.nvmexpress:uuid:host-a: "
+			  "another host may be using it; if that host is gone or no longer uses "
+			  "it, 'fxctl assemble --import kv' takes it over (records this host as "
+			  "its owner)\n", uuid, host_b));
+	CHECK(h.state.creates.empty());
+	CHECK(h.members.writes.empty());
+	// nor does --all (as udev would not)
+	CHECK(h.run({"assemble", "--all"}) == 0);
+	CHECK(has(h.out.str(), "skipped \"kv\""));
+	CHECK(h.state.creates.empty());
+
+	REQUIRE(h.run({"assemble", "--import", "kv"}) == 0);
+	CHECK(h.state.creates.size() == 1);
+	CHECK(h.members.writes == order);
+	for (std::size_t i = 0; i < 4; ++i) {
+		CHECK(h.label(i).owner_nqn == h.policy.host_nqn);
+		CHECK(h.label(i).generation == 2);
+	}
+}
+
+TEST_CASE("assemble refuses a member whose primary label was overwritten")
+{
+	Stopped h;
+	// mkfs wrote over byte 4096 of nvme0n1 (member 1); the backup survived
+	label::MemberLabel ml;
+	ml.label = h.label(1);
+	ml.from_backup = true;
+	ml.primary_blank = true;
+	ml.primary_reason = "no fxblk label (magic not found)";
+	h.members.labels["/dev/nvme0n1"] = ml;
+	CHECK(h.run({"assemble", "kv"}) == 1);
+	CHECK(has(h.err.str(), "nvme0n1 (member 1) was reused: its primary label at byte 4096 "
+			       "is gone"));
+	CHECK(has(h.err.str(), "'fxctl wipe /dev/nvme0n1'"));
+	CHECK(h.state.creates.empty());
+	CHECK(h.members.writes.empty());
+	// udev's path leaves it alone too, and records nothing for it
+	REQUIRE(h.run({"incremental", "/dev/nvme0n1"}) == 0);
+	CHECK(has(h.out.str(), "/dev/nvme0n1: not assembled automatically"));
+	CHECK(!std::filesystem::exists(run_dir() / uuid / "nvme0n1"));
+
+	REQUIRE(h.run({"assemble", "--force", "kv"}) == 0);
+	CHECK(h.state.creates.size() == 1);
+	CHECK(h.members.writes == order);  // its label written again, with the others'
+}
+
+TEST_CASE("incremental starts a volume when its last member appears, and only once")
+{
+	Stopped h;
+	// any order; each one but the last waits
+	const std::vector<std::string> arrival = {order[3], order[0], order[2]};
+	for (const auto &dev : arrival) {
+		INFO(dev);
+		REQUIRE(h.run({"incremental", dev}) == 0);
+		CHECK(has(h.out.str(), "waiting: volume \"kv\""));
+		CHECK(h.state.creates.empty());
+	}
+	CHECK(has(h.out.str(), "member 1 of 4 is missing"));
+	// the last one starts it, in stripe order
+	REQUIRE(h.run({"-o", "json", "incremental", order[1]}) == 0);
+	auto doc = nlohmann::json::parse(h.out.str());
+	CHECK(doc.at("status") == "assembled");
+	CHECK(doc.at("disk") == "fx0");
+	REQUIRE(h.state.creates.size() == 1);
+	CHECK(h.created_minors() == std::vector<std::uint32_t>{2, 0, 3, 1});
+	// another event for a member: found running, not created again
+	REQUIRE(h.run({"incremental", order[2]}) == 0);
+	CHECK(has(h.out.str(), "is already running as fx0"));
+	CHECK(h.state.creates.size() == 1);
+}
+
+TEST_CASE("incremental --defer only records; --uuid starts the volume once")
+{
+	Stopped h;
+	for (std::size_t i = 0; i < 4; ++i) {
+		REQUIRE(h.run({"incremental", "--defer", order[i]}) == 0);
+		CHECK(h.out.str() == (i < 3 ? "FXBLK_COMPLETE=0\n" : "FXBLK_COMPLETE=1\n"));
+	}
+	CHECK(h.state.creates.empty());
+	CHECK(has(h.err.str(), "every member is there: fxblk-assemble@"));
+	REQUIRE(h.run({"incremental", "--uuid", uuid}) == 0);
+	CHECK(h.state.creates.size() == 1);
+	REQUIRE(h.run({"incremental", "--uuid", uuid}) == 0);
+	CHECK(has(h.out.str(), "is already running as fx0"));
+	CHECK(h.state.creates.size() == 1);
+}
+
+TEST_CASE("incremental leaves a volume of another host alone")
+{
+	Stopped h;
+	for (std::size_t i = 0; i < 4; ++i)
+		h.label(i).owner_nqn = host_b;
+	for (const auto &dev : order) {
+		REQUIRE(h.run({"incremental", dev}) == 0);
+		CHECK(has(h.out.str(), "not auto-assembled on this host"));
+	}
+	CHECK(h.state.creates.empty());
+	CHECK(!std::filesystem::exists(run_dir() / uuid));
+}
+
+TEST_CASE("stop: an unknown volume is named with the fix; labels stay")
+{
+	Stopped h;
+	CHECK(h.run({"stop", "nosuch"}) == 3);
+	CHECK(h.err.str() == "fxctl: no volume nosuch; see 'fxctl list'\n");
+	CHECK(h.run({"stop", "/dev/fx7"}) == 3);
+	CHECK(h.err.str() == "fxctl: no volume fx7; see 'fxctl list'\n");
+	CHECK(h.state.destroys.empty());
+
+	REQUIRE(h.run({"assemble", "kv"}) == 0);
+	// open: refused with the fix
+	h.state.volumes.at(0).open_count = 1;
+	h.state.fail_destroy = KernelError(EBUSY, "volume is open", "busy");
+	CHECK(h.run({"stop", "kv"}) == 4);
+	CHECK(h.err.str() == "fxctl: fx0 (kv) is open (mounted or in use); unmount it first, or "
+			     "use 'fxctl remove --force' to fail its I/O and remove it now\n");
+	h.state.fail_destroy.reset();
+	REQUIRE(h.run({"stop", "kv"}) == 0);
+	CHECK(h.out.str() == "stopped fx0 (kv); its members keep their labels: 'fxctl assemble "
+			     "kv' starts it again\n");
+	CHECK(h.members.wipes.empty());
+	CHECK(h.members.written.size() == 4);
+}
