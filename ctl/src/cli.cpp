@@ -385,6 +385,18 @@ int cmd_create(Ctx &ctx)
 	std::vector<label::MemberId> ids;
 	for (const auto &path : paths) {
 		BlockDevice d = ctx.env.blockdevs().probe(path);
+		// Review M5: the label records the identity of a whole namespace,
+		// and udev and assemble look for members among whole disks only:
+		// a volume over partitions could be created, never assembled.
+		if (d.partition)
+			throw Error(fmt::format("{} is a partition of {}: fxblk members are whole "
+						"namespaces (a volume over a partition could not be "
+						"assembled again: the label records the namespace's "
+						"identity, and udev and 'fxctl assemble' look only at "
+						"whole disks); nothing was written; give the whole "
+						"namespace, /dev/{}",
+						path, d.disk, d.disk),
+				    errno_error(EINVAL));
 		if (!d.holders.empty()) {
 			std::string h = d.holders.front();
 			throw Error(fmt::format("{} is in use by {}; remove {} first", path, h, h),
@@ -850,7 +862,8 @@ const Command commands[] = {
 	 "or any other signature libblkid knows are refused, naming what was found, "
 	 "unless --force (which erases those signatures). Two members that are one "
 	 "namespace (the same NGUID, UUID or EUI-64: two paths without native NVMe "
-	 "multipath) are refused, even with --force. Members whose sizes differ by "
+	 "multipath) are refused, even with --force, and so is a partition: give the "
+	 "whole namespace. Members whose sizes differ by "
 	 "more than 1% get a warning saying how much space is lost.\n"
 	 "Writes a label (docs/on-disk-format.md) on every member, a primary copy at 4 KiB "
 	 "and a backup in the last 1 MiB, then creates the volume; if that fails, the "

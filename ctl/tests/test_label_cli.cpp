@@ -121,6 +121,28 @@ TEST_CASE("create refuses members with signatures or labels unless --force")
 	CHECK(h.state.creates.size() == 1);
 }
 
+TEST_CASE("create refuses a partition, naming its namespace (review M5)")
+{
+	// A volume over a partition could be created but never assembled again
+	// (its label records no namespace identity, udev and assemble look at
+	// whole disks only): refused, even with --force, before any write.
+	Harness h;
+	h.devices.add("/dev/nvme1n1p1", 10, 1048576);
+	h.devices.devs["/dev/nvme1n1p1"].partition = true;
+	h.devices.devs["/dev/nvme1n1p1"].disk = "nvme1n1";
+	CHECK(h.run({"create", "--force", "vol1", "/dev/nvme0n1", "/dev/nvme1n1p1"}) == 1);
+	CHECK(h.err.str() ==
+	      "fxctl: /dev/nvme1n1p1 is a partition of nvme1n1: fxblk members are whole "
+	      "namespaces (a volume over a partition could not be assembled again: the label "
+	      "records the namespace's identity, and udev and 'fxctl assemble' look only at "
+	      "whole disks); nothing was written; give the whole namespace, /dev/nvme1n1\n");
+	CHECK(h.wrote_nothing());
+	CHECK(h.run({"-o", "json", "create", "vol1", "/dev/nvme1n1p1"}) == 1);
+	CHECK(nlohmann::json::parse(h.out.str()).at("error").at("errno_name") == "EINVAL");
+	// the whole namespace is fine
+	CHECK(h.run({"create", "vol1", "/dev/nvme0n1", "/dev/nvme1n1"}) == 0);
+}
+
 TEST_CASE("create refuses a read-only or zoned member before writing any label")
 {
 	Harness h;
