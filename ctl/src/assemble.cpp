@@ -3,6 +3,7 @@
 #include "assembly_plan.hpp"
 #include "ownership.hpp"
 #include "scan.hpp"
+#include "volume_ops.hpp"
 
 #include <algorithm>
 #include <cerrno>

@@ -53,12 +53,4 @@ struct Env {
 // (enum exit_code in error.hpp).
 int run(const std::vector<std::string> &args, Env &env);
 
-// Exposed for tests: the create-time layout for one member, in sectors.
-struct MemberLayout {
-	std::uint64_t data_offset, data_sectors;
-};
-std::uint64_t default_data_offset(std::uint64_t chunk_bytes);
-MemberLayout member_layout(const BlockDevice &dev, std::uint64_t data_offset_bytes,
-			   std::uint64_t chunk_bytes);
-
 }  // namespace fxctl

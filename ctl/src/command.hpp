@@ -1,11 +1,14 @@
 // What a command handler gets (Ctx) and how the command table in cli.cpp
 // describes a command, shared by the files that implement commands
-// (cli.cpp: volumes; assemble.cpp: assemble, stop, incremental;
-// fabric_cmds.cpp, doctor.cpp: NVMe-oF and doctor).
+// (volume_ops.cpp: create, remove; volume_cmds.cpp: version, list, show,
+// stats, monitor; member_cmds.cpp: examine, wipe; assemble.cpp: assemble,
+// stop, incremental; fabric_cmds.cpp, doctor.cpp, peer.cpp: NVMe-oF,
+// doctor, peer).
 #pragma once
 
 #include "cli.hpp"
 #include "error.hpp"
+#include "kernel_error.hpp"
 #include "render.hpp"
 
 #include <boost/program_options.hpp>
@@ -53,14 +56,5 @@ struct Command {
 	OptionsFn options;
 	HandlerFn handler;
 };
-
-// A kernel error as a message naming the object and the fix; @verb is what
-// failed ("create"), @command the fxctl command whose help to point at.
-[[noreturn]] void fail_kernel(const KernelError &e, const std::string &verb,
-			      const std::string &command, const std::string &object);
-
-// DESTROY @v by index and name (the kernel refuses if the name now belongs
-// to another volume); EBUSY and ENOENT become messages with the fix.
-void destroy_volume(Client &c, const Volume &v, bool force);
 
 }  // namespace fxctl

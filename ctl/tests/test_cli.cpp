@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include "fakes.hpp"
+#include "geometry.hpp"
 #include "render.hpp"
 #include "units.hpp"
 
