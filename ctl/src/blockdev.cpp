@@ -1,13 +1,13 @@
 #include "blockdev.hpp"
 
 #include "error.hpp"
+#include "sysfs.hpp"
 
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
 #include <fmt/format.h>
-#include <fstream>
 #include <libudev.h>
 #include <memory>
 #include <sys/stat.h>
@@ -18,15 +18,15 @@ namespace fxctl {
 namespace fs = std::filesystem;
 namespace {
 
-std::uint64_t read_number(const fs::path &file, const std::string &dev)
+// A number sysfs must have for @dev.
+std::uint64_t need_number(const fs::path &file, const std::string &dev)
 {
-	std::ifstream in(file);
-	std::uint64_t v;
-	if (!(in >> v))
+	std::optional<std::uint64_t> v = read_number(file);
+	if (!v)
 		throw Error(fmt::format("cannot read {} for {}; is sysfs mounted on /sys?",
 					file.string(), dev),
 			    errno_error(EIO));
-	return v;
+	return *v;
 }
 
 struct UdevFree {
@@ -54,20 +54,20 @@ void read_sysfs_block(const fs::path &sysfs, BlockDevice &dev)
 					dev.path, dev.major, dev.minor, dir.string()),
 			    errno_error(ENODEV));
 	dev.name = real.filename().string();
-	dev.size_sectors = read_number(real / "size", dev.path);
+	dev.size_sectors = need_number(real / "size", dev.path);
 	dev.partition = fs::exists(real / "partition");
 	dev.disk = dev.partition ? real.parent_path().filename().string() : "";
 	// Partitions have no queue/ of their own: it is the parent disk's.
 	fs::path queue = dev.partition ? real.parent_path() / "queue" : real / "queue";
 	dev.logical_block_size =
-		static_cast<std::uint32_t>(read_number(queue / "logical_block_size", dev.path));
+		static_cast<std::uint32_t>(need_number(queue / "logical_block_size", dev.path));
 	// A partition is read-only if it or its disk is (5.10's partition
 	// "ro" shows only its own flag).
-	dev.read_only = read_number(real / "ro", dev.path) != 0;
+	dev.read_only = need_number(real / "ro", dev.path) != 0;
 	if (dev.partition)
-		dev.read_only = dev.read_only || read_number(real.parent_path() / "ro", dev.path) != 0;
-	std::ifstream zoned(queue / "zoned");
-	if (!(zoned >> dev.zoned))
+		dev.read_only = dev.read_only || need_number(real.parent_path() / "ro", dev.path) != 0;
+	dev.zoned = read_line(queue / "zoned");
+	if (dev.zoned.empty())
 		dev.zoned = "none";  // kernels without zoned support have no file
 	dev.holders.clear();
 	for (const auto &e : fs::directory_iterator(real / "holders", ec))

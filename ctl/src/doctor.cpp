@@ -2,6 +2,7 @@
 #include "assembly_plan.hpp"
 #include "ownership.hpp"
 #include "scan.hpp"
+#include "sysfs.hpp"
 
 #include "cli.hpp"
 #include "command.hpp"
@@ -15,7 +16,6 @@
 #include <cstring>
 #include <filesystem>
 #include <fmt/format.h>
-#include <fstream>
 #include <sstream>
 #include <infiniband/verbs.h>
 #include <net/if.h>
@@ -337,16 +337,6 @@ std::vector<Finding> run_checks(const DoctorFacts &f)
 
 namespace {
 
-std::string read_line(const std::filesystem::path &p)
-{
-	std::ifstream in(p);
-	std::string s;
-	std::getline(in, s);
-	while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back())))
-		s.pop_back();
-	return s;
-}
-
 struct verbs_devices_deleter {
 	void operator()(ibv_device **l) const noexcept { ibv_free_device_list(l); }
 };
@@ -474,9 +464,9 @@ DoctorFacts collect_doctor_facts(Env &env, bool verbose)
 	for (const char *m : {"fxblk", "nvme_core", "nvme_fabrics", "nvme_rdma", "nvme_tcp",
 			      "rdma_rxe", "mlx5_ib", "ib_core", "rdma_cm"})
 		f.modules[m] = std::filesystem::exists(std::string("/sys/module/") + m);
-	f.hostnqn_file = std::filesystem::exists("/etc/nvme/hostnqn");
-	f.hostnqn = read_line("/etc/nvme/hostnqn");
-	f.hostid = read_line("/etc/nvme/hostid");
+	f.hostnqn_file = std::filesystem::exists(default_hostnqn_path);
+	f.hostnqn = read_line(default_hostnqn_path);
+	f.hostid = read_line(default_hostid_path);
 	std::string uuid = lower(read_line("/sys/class/dmi/id/product_uuid"));
 	if (uuid.size() == 36)
 		f.machine_hostnqn = "nqn.2014-08.org.nvmexpress:uuid:" + uuid;

@@ -83,7 +83,9 @@ void take_tuning(const Ctx &ctx, FabricTuning &t)
 	take("nr-poll-queues", t.nr_poll_queues, 0);
 }
 
-// Command-line host NQN/ID first, then the target's (config), then /etc/nvme.
+// Command-line host NQN/ID first, then the target's (config), then /etc/nvme;
+// the host ID is defaulted only along with the host NQN. The one place the
+// host of a connection is defaulted: Fabric takes @t's as they are.
 void take_host(const Ctx &ctx, Fabric &f, FabricTarget &t)
 {
 	if (ctx.vm.count("hostnqn"))

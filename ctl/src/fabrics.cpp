@@ -2,6 +2,8 @@
 
 #include "error.hpp"
 #include "nvme_root.hpp"
+#include "ownership.hpp"
+#include "sysfs.hpp"
 
 // libnvme 1.3 headers carry no extern "C" guards.
 extern "C" {
@@ -197,16 +199,6 @@ std::string str(const char *s)
 const char *opt(const std::string &s)
 {
 	return s.empty() ? nullptr : s.c_str();
-}
-
-std::string read_line(const std::filesystem::path &p)
-{
-	std::ifstream f(p);
-	std::string s;
-	std::getline(f, s);
-	while (!s.empty() && (s.back() == ' ' || s.back() == '\n' || s.back() == '\r'))
-		s.pop_back();
-	return s;
 }
 
 // The kernel log from now on: open /dev/kmsg at its end before a connect,
@@ -475,8 +467,8 @@ public:
 		return err;
 	}
 
-	std::string default_hostnqn() override { return read_line("/etc/nvme/hostnqn"); }
-	std::string default_hostid() override { return read_line("/etc/nvme/hostid"); }
+	std::string default_hostnqn() override { return read_line(default_hostnqn_path); }
+	std::string default_hostid() override { return read_line(default_hostid_path); }
 
 private:
 	bool verbose_;
@@ -491,14 +483,14 @@ private:
 		return r;
 	}
 
-	// Creates and connects a controller in @r; throws ConnectFailed.
+	// Creates and connects a controller in @r; throws ConnectFailed. @t's
+	// host NQN and ID are what the caller defaulted (take_host: the one
+	// rule); without a host NQN (no /etc/nvme/hostnqn), libnvme's default.
 	nvme_ctrl_t add(nvme_root_t r, const FabricTarget &t)
 	{
-		std::string hostnqn = t.hostnqn.empty() ? default_hostnqn() : t.hostnqn;
-		std::string hostid = t.hostid.empty() && t.hostnqn.empty() ? default_hostid()
-									    : t.hostid;
-		nvme_host_t h = hostnqn.empty() ? nvme_default_host(r)
-						: nvme_lookup_host(r, hostnqn.c_str(), opt(hostid));
+		nvme_host_t h = t.hostnqn.empty()
+					? nvme_default_host(r)
+					: nvme_lookup_host(r, t.hostnqn.c_str(), opt(t.hostid));
 		if (!h)
 			throw Error("no host NQN: create /etc/nvme/hostnqn (nvme gen-hostnqn > "
 				    "/etc/nvme/hostnqn) or pass --hostnqn",

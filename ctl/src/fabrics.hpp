@@ -80,6 +80,7 @@ public:
 	virtual ~Fabric() = default;
 	virtual std::vector<Controller> controllers() = 0;
 	// Connects; returns the new controller's name. Throws ConnectFailed.
+	// @t's host NQN and ID as take_host (fabric_cmds.cpp) defaulted them.
 	virtual std::string connect(const FabricTarget &t) = 0;
 	// Connects to a discovery controller, reads its log, disconnects.
 	virtual std::vector<DiscoveryEntry> discover(const FabricTarget &t) = 0;

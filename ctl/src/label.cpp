@@ -2,6 +2,7 @@
 
 #include "device_fd.hpp"
 #include "error.hpp"
+#include "sysfs.hpp"
 
 #include <linux/fxblk.h>
 
@@ -243,23 +244,6 @@ void write_both(const std::string &dev, const std::uint8_t *data)
 		throw Error(fmt::format("cannot flush the label of {}: {}", dev,
 					std::strerror(errno)),
 			    errno_error(errno));
-}
-
-std::string trim(std::string s)
-{
-	while (!s.empty() && (s.back() == '\n' || s.back() == ' ' || s.back() == '\t'))
-		s.pop_back();
-	return s;
-}
-
-std::optional<std::string> read_attr(const std::string &path)
-{
-	std::ifstream in(path);
-	if (!in)
-		return std::nullopt;
-	std::string s;
-	std::getline(in, s, '\0');
-	return trim(s);
 }
 
 // Hex digits of @s (separators ' ', '-', ':' skipped) into @out; false if

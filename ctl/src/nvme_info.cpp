@@ -1,8 +1,9 @@
 #include "nvme_info.hpp"
 
+#include "sysfs.hpp"
+
 #include <algorithm>
 #include <cstdio>
-#include <fstream>
 #include <system_error>
 
 #include <fmt/format.h>
@@ -26,17 +27,6 @@ namespace fxctl {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string read_attr(const fs::path &p)
-{
-	std::ifstream in(p);
-	std::string s;
-	if (!in || !std::getline(in, s))
-		return {};
-	while (!s.empty() && (s.back() == '\n' || s.back() == ' '))
-		s.pop_back();
-	return s;
-}
 
 // "traddr=10.0.0.1,trsvcid=4420,src_addr=10.0.0.2" (host_traddr is shown as
 // host_traddr= on TCP/RDMA before 6.x and src_addr= for TCP since 5.13).
@@ -70,7 +60,7 @@ public:
 			return std::nullopt;
 
 		NvmeIdentity id;
-		id.subsys_nqn = read_attr(dir / "device" / "subsysnqn");
+		id.subsys_nqn = read_line(dir / "device" / "subsysnqn");
 		int subsys = 0, head = 0, used = 0;
 		if (std::sscanf(disk.c_str(), "nvme%dn%d%n", &subsys, &head, &used) == 2 &&
 		    static_cast<std::size_t>(used) == disk.size() &&
@@ -116,13 +106,13 @@ private:
 		std::string name = ctrl.filename().string();
 		if (name.rfind("nvme", 0) != 0 || name.rfind("nvme-subsys", 0) == 0)
 			return;  // a head without multipath dir: no controller here
-		std::string addr = read_attr(ctrl / "address");
+		std::string addr = read_line(ctrl / "address");
 		std::string host = address_field(addr, "host_traddr");
 		if (host.empty())
 			host = address_field(addr, "src_addr");
 		if (id.subsys_nqn.empty())
-			id.subsys_nqn = read_attr(ctrl / "subsysnqn");
-		id.paths.push_back({name, read_attr(ctrl / "state"), read_attr(ctrl / "transport"),
+			id.subsys_nqn = read_line(ctrl / "subsysnqn");
+		id.paths.push_back({name, read_line(ctrl / "state"), read_line(ctrl / "transport"),
 				    address_field(addr, "traddr"), address_field(addr, "trsvcid"),
 				    host});
 	}

@@ -1,6 +1,7 @@
 #include "ownership.hpp"
 
 #include "error.hpp"
+#include "sysfs.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -9,7 +10,6 @@
 #include <cstring>
 #include <optional>
 #include <fmt/format.h>
-#include <fstream>
 #include <sstream>
 
 namespace fxctl {
@@ -25,16 +25,12 @@ std::string lower(std::string s)
 // The file's text, or nullopt when it does not exist; other errors throw.
 std::optional<std::string> slurp(const std::string &path)
 {
-	std::ifstream in(path);
-	if (!in) {
-		if (errno == ENOENT)
-			return std::nullopt;
-		throw Error(fmt::format("cannot read {}: {}", path, std::strerror(errno)),
-			    errno_error(errno));
-	}
-	std::ostringstream s;
-	s << in.rdbuf();
-	return s.str();
+	if (auto text = read_file(path))
+		return text;
+	if (errno == ENOENT)
+		return std::nullopt;
+	throw Error(fmt::format("cannot read {}: {}", path, std::strerror(errno)),
+		    errno_error(errno));
 }
 
 std::string first_line(const std::string &s)

@@ -17,7 +17,10 @@
 namespace fxctl {
 
 inline constexpr const char *default_conf_path = "/etc/fxblk/fxblk.conf";
+// This host's NVMe-oF identity as nvme-cli keeps it: the files ownership,
+// connect's defaults (take_host in fabric_cmds.cpp) and doctor read.
 inline constexpr const char *default_hostnqn_path = "/etc/nvme/hostnqn";
+inline constexpr const char *default_hostid_path = "/etc/nvme/hostid";
 inline constexpr const char *default_cmdline_path = "/proc/cmdline";
 
 // One word of an AUTO line: +/- and what it matches: "homehost" (owned by

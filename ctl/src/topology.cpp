@@ -1,5 +1,6 @@
 #include "topology.hpp"
 
+#include "sysfs.hpp"
 #include "units.hpp"
 
 #include <algorithm>
@@ -8,7 +9,6 @@
 #include <fstream>
 #include <regex>
 #include <set>
-#include <sstream>
 
 namespace fs = std::filesystem;
 
@@ -20,27 +20,6 @@ constexpr unsigned pci_ext_cap_acs = 0x000d;    // PCI_EXT_CAP_ID_ACS
 constexpr unsigned acs_ctrl = 6;                // PCI_ACS_CTRL
 constexpr unsigned acs_rr = 0x4, acs_cr = 0x8;  // P2P Request/Completion Redirect
 constexpr unsigned ioresource_mem = 0x200;      // IORESOURCE_MEM in "resource"
-
-std::string slurp(const fs::path &p)
-{
-	std::ifstream in(p, std::ios::binary);
-	std::stringstream ss;
-	ss << in.rdbuf();
-	return ss.str();
-}
-
-std::optional<std::uint64_t> read_number(const fs::path &p)
-{
-	std::ifstream in(p);
-	std::string s;
-	if (!(in >> s))
-		return std::nullopt;
-	try {
-		return std::stoull(s, nullptr, 0);
-	} catch (const std::exception &) {
-		return std::nullopt;
-	}
-}
 
 bool is_bdf(const std::string &s)
 {
@@ -65,7 +44,7 @@ std::uint64_t largest_bar(const fs::path &resource)
 // CAP_SYS_ADMIN: then unknown.
 void read_acs(const fs::path &config, PciFunc &f)
 {
-	std::string c = slurp(config);
+	std::string c = read_file(config).value_or("");
 	f.acs_readable = c.size() > 0x100;
 	if (!f.acs_readable)
 		return;
@@ -104,11 +83,10 @@ std::optional<PciFunc> read_func(const fs::path &sysfs, const std::string &bdf)
 	if (f.chain.empty() || f.chain.back() != bdf)
 		return std::nullopt;
 	f.bar_bytes = largest_bar(dev / "resource");
-	f.vram_bytes = read_number(dev / "mem_info_vram_total");
+	f.vram_bytes = read_number(dev / "mem_info_vram_total", 0);
 	fs::path group = fs::canonical(dev / "iommu_group", ec);
 	if (!group.empty()) {
-		std::ifstream in(group / "type");
-		std::getline(in, f.iommu);
+		f.iommu = read_line(group / "type");
 		if (f.iommu.empty())
 			f.iommu = "unknown";
 	}
@@ -120,8 +98,8 @@ std::optional<PciFunc> read_func(const fs::path &sysfs, const std::string &bdf)
 // space, BARs, IOMMU group) is for the few functions that matter.
 std::optional<std::string> accelerator_kind(const fs::path &dev)
 {
-	auto vendor = read_number(dev / "vendor").value_or(0);
-	auto base = read_number(dev / "class").value_or(0) >> 16;  // 0x03 display, 0x12 accelerator
+	auto vendor = read_number(dev / "vendor", 0).value_or(0);
+	auto base = read_number(dev / "class", 0).value_or(0) >> 16;  // 0x03 display, 0x12 accelerator
 	if (vendor == vendor_amd && (base == 0x03 || base == 0x12))
 		return "rocm";
 	if (vendor == vendor_huawei && base == 0x12)

@@ -4,6 +4,7 @@
 #include "blockdev.hpp"
 #include "error.hpp"
 #include "nvme_info.hpp"
+#include "sysfs.hpp"
 
 #include <cstdlib>
 #include <fstream>
@@ -67,6 +68,27 @@ TEST_CASE("whole disk: size, logical block size, holders")
 	CHECK(d.holders == std::vector<std::string>{"fx0", "fx1"});
 	CHECK(!d.partition);
 	CHECK(d.disk.empty());
+}
+
+TEST_CASE("sysfs readers: first line without trailing space, numbers, whole files")
+{
+	FakeSysfs sys;
+	FakeSysfs::write(sys.root / "state", "live \t");
+	FakeSysfs::write(sys.root / "two", "first\nsecond");
+	FakeSysfs::write(sys.root / "vendor", "0x1002");
+	FakeSysfs::write(sys.root / "size", "2097152");
+	FakeSysfs::write(sys.root / "junk", "n/a");
+	CHECK(read_attr(sys.root / "state") == "live");
+	CHECK(read_line(sys.root / "two") == "first");
+	CHECK(!read_attr(sys.root / "absent"));
+	CHECK(read_line(sys.root / "absent").empty());
+	CHECK(read_number(sys.root / "size") == 2097152u);
+	CHECK(read_number(sys.root / "vendor", 0) == 0x1002u);
+	CHECK(read_number(sys.root / "vendor") == 0u);  // base 10: "0", then x
+	CHECK(!read_number(sys.root / "junk"));
+	CHECK(!read_number(sys.root / "absent"));
+	CHECK(read_file(sys.root / "two") == "first\nsecond\n");
+	CHECK(!read_file(sys.root / "absent"));
 }
 
 TEST_CASE("partition: queue limits come from the parent disk")
