@@ -15,7 +15,6 @@
 #include <cstring>
 #include <fcntl.h>
 #include <filesystem>
-#include <fstream>
 #include <linux/fs.h>
 #include <memory>
 #include <stdexcept>
@@ -652,10 +651,7 @@ std::array<std::uint8_t, 16> random_uuid()
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r < 0 && errno == EAGAIN) {
-			std::ifstream in("/proc/sys/kernel/random/uuid");
-			std::string text;
-			std::optional<std::array<std::uint8_t, 16>> k;
-			if (std::getline(in, text) && (k = uuid_from_string(text)))
+			if (auto k = uuid_from_string(read_line("/proc/sys/kernel/random/uuid")))
 				return *k;
 			throw Error("cannot generate a volume UUID: the kernel's random pool is not "
 				    "ready and /proc/sys/kernel/random/uuid is unreadable; retry "
