@@ -153,14 +153,16 @@ TEST_CASE("assemble refuses a member whose primary label was overwritten")
 TEST_CASE("incremental starts a volume when its last member appears, and only once")
 {
 	Stopped h;
-	// any order; each one but the last waits
-	const std::vector<std::string> arrival = {order[3], order[0], order[2]};
+	// any order, by any name; each one but the last waits
+	h.devices.links["/dev/disk/by-id/nvme-kv-3"] = order[3];
+	const std::vector<std::string> arrival = {"/dev/disk/by-id/nvme-kv-3", order[0], order[2]};
 	for (const auto &dev : arrival) {
 		INFO(dev);
 		REQUIRE(h.run({"incremental", dev}) == 0);
 		CHECK(has(h.out.str(), "waiting: volume \"kv\""));
 		CHECK(h.state.creates.empty());
 	}
+	CHECK(std::filesystem::exists(run_dir() / uuid / "nvme1n1"));  // the link's disk
 	CHECK(has(h.out.str(), "member 1 of 4 is missing"));
 	// the last one starts it, in stripe order
 	REQUIRE(h.run({"-o", "json", "incremental", order[1]}) == 0);
