@@ -215,7 +215,7 @@ static void fxblk_endio(struct bio *bio)
 	if (m) {
 		if (unlikely(status == BLK_STS_AGAIN) && fxblk_may_reissue(io)) {
 			fxblk_stats_cancel(m, io->dir);
-			/* it keeps the volume reference fxblk_issue() took */
+			/* it keeps its reference to the volume */
 			fxblk_to_worker(m->vol, &m->vol->reissue, bio,
 					m->vol->reissue_wq,
 					&m->vol->reissue_work);
@@ -240,9 +240,13 @@ static void fxblk_endio(struct bio *bio)
 	fxblk_io_finish(bio);
 }
 
-/* Send @bio, allocated from clone_bs, to member @m; @parent completes after. */
-static void fxblk_issue(struct fxblk_member *m, struct bio *bio,
-			struct bio *parent, unsigned int dir)
+/*
+ * Send @bio, allocated from clone_bs, to member @m; @parent completes after.
+ * @bio takes over a reference to the volume its caller holds, dropped in
+ * fxblk_io_finish().
+ */
+static void fxblk_issue_held(struct fxblk_member *m, struct bio *bio,
+			     struct bio *parent, unsigned int dir)
 {
 	struct fxblk_io *io = fxblk_io_of(bio);
 
@@ -255,11 +259,17 @@ static void fxblk_issue(struct fxblk_member *m, struct bio *bio,
 	io->opf = bio->bi_opf;
 	io->bi_flags = bio->bi_flags;
 	io->start_ns = ktime_get_ns();
-	/* Dropped in fxblk_endio(); the submitter's reference covers this. */
-	percpu_ref_get(&m->vol->active);
 	fxblk_stats_start(m, dir);
 	bio->bi_end_io = fxblk_endio;
 	submit_bio_noacct(bio);
+}
+
+/* The same with a reference of its own; the submitter's covers taking it. */
+static void fxblk_issue(struct fxblk_member *m, struct bio *bio,
+			struct bio *parent, unsigned int dir)
+{
+	percpu_ref_get(&m->vol->active);
+	fxblk_issue_held(m, bio, parent, dir);
 }
 
 /*
@@ -280,7 +290,7 @@ static void fxblk_issue(struct fxblk_member *m, struct bio *bio,
  * (blk-crypto's fallback took it off above fxN; the member's integrity
  * payload was freed with the AGAIN status).
  */
-static void fxblk_reissue(struct fxblk_volume *vol, struct bio *bio)
+static void fxblk_reissue(struct bio *bio)
 {
 	struct fxblk_io *io = fxblk_io_of(bio);
 	struct fxblk_member *m = io->member;
@@ -295,9 +305,8 @@ static void fxblk_reissue(struct fxblk_volume *vol, struct bio *bio)
 	bio_set_dev(bio, m->bdev);
 	bio_clone_blkg_association(bio, src);
 	bio->bi_ioprio = src->bi_ioprio;
-	fxblk_issue(m, bio, io->parent, io->dir);
-	/* the reference the refused bio held */
-	percpu_ref_put(&vol->active);
+	/* with the reference the refused bio held */
+	fxblk_issue_held(m, bio, io->parent, io->dir);
 }
 
 /*
@@ -316,7 +325,7 @@ static void fxblk_reissue_work(struct work_struct *work)
 	bio_list_init(&vol->reissue);
 	spin_unlock_irq(&vol->deferred_lock);
 	while ((bio = bio_list_pop(&bios)))
-		fxblk_reissue(vol, bio);
+		fxblk_reissue(bio);
 }
 
 /* Account @orig in /proc/diskstats, ended when @io completes. */
@@ -422,9 +431,11 @@ static void fxblk_send_rest(struct bio *bio, struct bio *clone,
  * Send the first @sectors of @bio, all within one chunk, to their member as
  * one clone; with fewer than all of @bio's sectors, the rest goes round
  * again. With @acct @bio is an original bio sent whole, accounted here; a
- * bio sent in pieces was accounted as a whole (fxblk_acct_clone()).
+ * bio sent in pieces was accounted as a whole (fxblk_acct_clone()). The
+ * clone takes over the caller's reference to the volume (one get and put
+ * less per I/O): true if it was sent and so took it.
  */
-static void fxblk_map_one(struct fxblk_volume *vol, struct bio *bio,
+static bool fxblk_map_one(struct fxblk_volume *vol, struct bio *bio,
 			  unsigned int sectors, bool acct, gfp_t gfp)
 {
 	u64 sector = bio->bi_iter.bi_sector;
@@ -447,7 +458,7 @@ static void fxblk_map_one(struct fxblk_volume *vol, struct bio *bio,
 	if (unlikely(!clone)) {
 		/* only with GFP_NOWAIT: nothing of @bio was sent yet */
 		bio_wouldblock_error(bio);
-		return;
+		return false;
 	}
 	if (sectors < bio_sectors(bio))
 		fxblk_send_rest(bio, clone, sectors);
@@ -458,7 +469,7 @@ static void fxblk_map_one(struct fxblk_volume *vol, struct bio *bio,
 		fxblk_direct_refused(vol);
 		bio->bi_status = BLK_STS_TARGET;
 		bio_endio(bio);
-		return;
+		return false;
 	}
 	clone->bi_iter.bi_sector = m->data_offset + msector;
 	fxblk_io_of(clone)->acct = false;
@@ -468,7 +479,8 @@ static void fxblk_map_one(struct fxblk_volume *vol, struct bio *bio,
 		fxblk_start_acct(fxblk_io_of(clone), bio);
 	fxblk_poll_prep(bio, clone);
 	fxblk_trace_remap(clone, disk_devt(vol->disk), sector);
-	fxblk_issue(m, clone, bio, fxblk_dir(bio));
+	fxblk_issue_held(m, clone, bio, fxblk_dir(bio));
+	return true;
 }
 
 /* A chunk-crossing bio and all its pieces completed: end the original. */
@@ -551,9 +563,10 @@ static unsigned int fxblk_piece_max(struct fxblk_volume *vol, struct bio *bio)
  * that piece's completion context, where io_uring cannot retry it
  * (fxblk_may_reissue()). So for every rest that comes back, allocations
  * wait for the pool as without NOWAIT; fxblk_send_rest() says why no pool
- * can run dry under us.
+ * can run dry under us. True if a clone was sent, with the caller's
+ * reference to the volume.
  */
-static void fxblk_submit_rw(struct fxblk_volume *vol, struct bio *bio)
+static bool fxblk_submit_rw(struct fxblk_volume *vol, struct bio *bio)
 {
 	unsigned int max = fxblk_piece_max(vol, bio);
 	unsigned int sectors = bio_sectors(bio);
@@ -571,14 +584,14 @@ static void fxblk_submit_rw(struct fxblk_volume *vol, struct bio *bio)
 
 			if (unlikely(!clone)) {
 				bio_wouldblock_error(bio);
-				return;
+				return false;
 			}
 			bio = clone;
 		}
 		acct = false;
 		sectors = max;
 	}
-	fxblk_map_one(vol, bio, sectors, acct, gfp);
+	return fxblk_map_one(vol, bio, sectors, acct, gfp);
 }
 
 /*
@@ -730,8 +743,10 @@ static fxblk_qc_t fxblk_submit_bio(struct bio *bio)
 			else
 				fxblk_submit_fanout(vol, bio, true,
 						    bio_sectors(bio) != 0);
-		} else
-			fxblk_submit_rw(vol, bio);
+		} else if (fxblk_submit_rw(vol, bio)) {
+			/* the clone sent took over our reference */
+			return FXBLK_QC_NONE;
+		}
 		break;
 	/* Discard, secure erase: only if every member has it (limits) */
 	case REQ_OP_DISCARD:

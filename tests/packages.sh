@@ -266,7 +266,9 @@ build_chroot_run "$P/src" -- env DEBIAN_FRONTEND=noninteractive sh -exc "
 	{ cat "$P/fxio-dev.log"; die "building or running a program against the installed libfxio-dev failed"; }
 rm -f "$P/src/fxio-test.img"
 grep -E '^(libfxio [0-9]|[0-9]+\.[0-9]+\.[0-9]+$|.*libfxio.so.0 =>)' "$P/fxio-dev.log"
-grep -q '^libfxio 0\.2: wrote and read back' "$P/fxio-dev.log" || die "the pkg-config program did not report its I/O"
+# the header's API version (FXIO_VERSION_MAJOR.MINOR), which the program prints
+API=$(awk '/^#define FXIO_VERSION_MAJOR/ {a=$3} /^#define FXIO_VERSION_MINOR/ {b=$3} END {print a "." b}' "$TOP/ctl/fxio/include/fxio.h")
+grep -qF "libfxio $API: wrote and read back" "$P/fxio-dev.log" || die "the pkg-config program did not report its I/O (libfxio $API)"
 grep '^python3-fxio: wrote and read back' "$P/fxio-dev.log" || die "the installed python3-fxio did not report its I/O"
 
 step "5. dkms add/build of the packaged source (6.12 headers)"
