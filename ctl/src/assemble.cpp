@@ -410,21 +410,6 @@ std::unique_ptr<RunLock> try_volume_lock(const VolumeUuid &uuid)
 	}
 }
 
-std::unique_ptr<RunLock> running_volume_lock(MemberIO &io, const Volume &v)
-{
-	for (const auto &m : v.members) {
-		try {
-			label::MemberLabel ml = io.read_label("/dev/" + m.disk);
-			if (ml.label && ml.label->volume_name == v.name &&
-			    ml.label->member_index == m.index)
-				return try_volume_lock(ml.label->volume_uuid);
-		} catch (const std::exception &) {
-			// a member that cannot be read: the next one may say
-		}
-	}
-	return nullptr;
-}
-
 void assemble_options(po::options_description &opts, po::options_description &hidden,
 		      po::positional_options_description &pos)
 {
@@ -603,8 +588,6 @@ int cmd_stop(Ctx &ctx)
 	int rc = exit_ok;
 	for (const auto &v : vols) {
 		try {
-			// not while incremental or assemble works on it
-			auto lock = running_volume_lock(ctx.env.members(), v);
 			destroy_volume(*client, v, false);
 		} catch (const Error &e) {
 			if (!all)

@@ -44,11 +44,6 @@ private:
 // (none when RUN_DIR is not writable).
 std::unique_ptr<RunLock> volume_lock(const std::array<std::uint8_t, 16> &uuid);
 std::unique_ptr<RunLock> try_volume_lock(const std::array<std::uint8_t, 16> &uuid);
-// The lock of running volume @v, held by stop and remove: the kernel does
-// not know a volume's UUID, its members' labels do (the first label that
-// names @v at its index). None if no member's label can be read or names
-// it, or when RUN_DIR is not writable.
-std::unique_ptr<RunLock> running_volume_lock(MemberIO &io, const Volume &v);
 // After a volume's labels are gone (remove, a create that failed): its lock
 // file and records under RUN_DIR are removed, under its lock, so that
 // /run does not keep a file per volume ever created. Best effort.

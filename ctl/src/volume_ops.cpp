@@ -132,9 +132,8 @@ void wait_for_link(Ctx &ctx, MemberIO &io, const std::string &name)
 // A removed volume is gone for good: its labels go too, so the members
 // count as free again (the data area is not touched). Only labels naming
 // this volume at this member's index are wiped; a member that cannot be
-// read (gone) is skipped with a warning. Returns the volume's UUID if a
-// label was wiped (forget_volume() its records, once its lock is let go).
-std::optional<std::array<std::uint8_t, 16>> unlabel_members(Ctx &ctx, const Volume &v)
+// read (gone) is skipped with a warning.
+void unlabel_members(Ctx &ctx, const Volume &v)
 {
 	MemberIO &io = ctx.env.members();
 	std::optional<std::array<std::uint8_t, 16>> uuid;
@@ -155,7 +154,8 @@ std::optional<std::array<std::uint8_t, 16>> unlabel_members(Ctx &ctx, const Volu
 						   quote(v.name), dev, e.what());
 		}
 	}
-	return uuid;
+	if (uuid)
+		forget_volume(*uuid);
 }
 
 }  // namespace
@@ -349,15 +349,8 @@ int cmd_remove(Ctx &ctx)
 				    errno_error(EOPNOTSUPP));
 	}
 	Volume v = get_volume(*c, ref, "remove");
-	std::optional<std::array<std::uint8_t, 16>> gone;
-	{
-		// not while incremental or assemble works on it
-		auto lock = running_volume_lock(ctx.env.members(), v);
-		destroy_volume(*c, v, force);
-		gone = unlabel_members(ctx, v);
-	}
-	if (gone)
-		forget_volume(*gone);  // takes the lock itself
+	destroy_volume(*c, v, force);
+	unlabel_members(ctx, v);
 	json doc = volume_doc(v);
 	std::string text = text_removed(doc);
 	if (force && v.open_count)

@@ -128,13 +128,9 @@ struct FakeClient final : Client {
 		if (st.remember_creates) {
 			v.index = static_cast<std::uint32_t>(st.volumes.size());
 			v.disk = "fx" + std::to_string(v.index);
-			// named as the kernel would: the disk of that dev_t, which
-			// for Harness's devices is nvme<minor>n1
 			for (std::size_t i = 0; i < v.members.size(); ++i) {
 				v.members[i].major = req.members[i].major;
 				v.members[i].minor = req.members[i].minor;
-				v.members[i].disk =
-					"nvme" + std::to_string(req.members[i].minor) + "n1";
 			}
 			st.volumes.push_back(v);
 		}

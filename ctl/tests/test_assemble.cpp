@@ -6,11 +6,9 @@
 #include "fakes.hpp"
 #include "label.hpp"
 
-#include <chrono>
 #include <doctest/doctest.h>
 #include <filesystem>
 #include <nlohmann/json.hpp>
-#include <thread>
 
 using namespace fxtest;
 
@@ -230,32 +228,4 @@ TEST_CASE("stop: an unknown volume is named with the fix; labels stay")
 			     "kv' starts it again\n");
 	CHECK(h.members.wipes.empty());
 	CHECK(h.members.written.size() == 4);
-}
-
-// While another fxctl holds the volume's lock (an incremental run for one of
-// its members, an assemble), stop and remove wait for it; the lock is found
-// through the UUID in the members' labels. Without the lock they would be
-// done within the 300 ms the test waits.
-TEST_CASE("stop and remove wait for the volume's lock")
-{
-	Stopped h;
-	REQUIRE(h.run({"assemble", "kv"}) == 0);
-	for (std::string cmd : {"stop", "remove"}) {
-		CAPTURE(cmd);
-		if (h.state.volumes.empty())
-			REQUIRE(h.run({"assemble", "kv"}) == 0);
-		h.state.destroys.clear();
-		auto held = volume_lock(*label::uuid_from_string(uuid));
-		int rc = -1;
-		std::thread t([&] { rc = h.run({cmd, "kv"}); });
-		std::this_thread::sleep_for(std::chrono::milliseconds(300));
-		CHECK(h.state.destroys.empty());
-		held.reset();
-		t.join();
-		CHECK(rc == 0);
-		CHECK(h.state.destroys.size() == 1);
-	}
-	// remove wiped the labels and forgot the volume's records and lock file
-	CHECK(h.members.wipes.size() == 4);
-	CHECK(!std::filesystem::exists(run_dir() / (std::string(uuid) + ".lock")));
 }
