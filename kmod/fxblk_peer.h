@@ -133,15 +133,15 @@ void fxblk_peer_revoke(void *reg);
 /* The device DMA-address-only memory is mapped for (see fxblk_peer.c). */
 struct device *fxblk_peer_dma_dev(void);
 /*
- * The DMA segments of @reg's memory for @dev (->map, once per device), or
- * an ERR_PTR. For an RW that holds @reg in service (reg->inflight).
- */
-/*
  * [@pos, @pos + @bytes) of the DMA segments of @src as pieces written to @d
  * (NULL: only counted); the number of pieces, 0 if @src is shorter.
  */
 unsigned int fxblk_peer_dma_slice(struct sg_table *src, u64 pos, u64 bytes,
 				  struct scatterlist *d);
+/*
+ * The DMA segments of @reg's memory for @dev (->map, once per device), or
+ * an ERR_PTR. For an RW that holds @reg in service (reg->inflight).
+ */
 struct sg_table *fxblk_peer_reg_dma(struct fxblk_peer_reg *reg,
 				    struct device *dev);
 /*
