@@ -123,10 +123,10 @@ fl_port_del() {
 # fl_stallable I: member I through a port of its own (port 2, service
 # 4421; reconnect every second for up to 600 s), so that fl_port_del 2 stalls
 # its I/O and fl_port_add 2 4421 I brings it back; sets FL_DEV.
+# fl_stallable I TMO: the same with ctrl_loss_tmo TMO s (a member to lose).
 # fl_stallable_end I: (for the EXIT trap) the port back, every volume
 # removed (--force), member I disconnected and port 2 gone, as the lab's
 # teardown (which knows port 1 only) needs.
-# fl_stallable I TMO: the same with ctrl_loss_tmo TMO s (a member to lose)
 fl_stallable() {
 	fl_port_add 2 4421 "$1"
 	fl_reconnect "$1" --svcid 4421 --reconnect-delay=1 --ctrl-loss-tmo="${2:-600}"

@@ -76,14 +76,12 @@ probes_start() {
 	echo 'p:fxsubmit fxblk:fxblk_submit_bio' >> $FL_TRACE/kprobe_events ||
 		fail "kprobe on fxblk_submit_bio refused"
 	echo 1 > $FL_TRACE/events/kprobes/enable || fail "enable kprobes"
-	echo > $FL_TRACE/trace
-	echo 1 > $FL_TRACE/events/io_uring/io_uring_queue_async_work/enable ||
-		fail "no io_uring_queue_async_work tracepoint"
+	fl_trace_start io_uring/io_uring_queue_async_work
 }
 # io_uring requests sent to an io-wq worker since probes_start
 punts() {
-	echo 0 > $FL_TRACE/events/io_uring/io_uring_queue_async_work/enable
-	grep -c 'io_uring_queue_async_work:' $FL_TRACE/trace
+	fl_trace_stop /tmp/punts.trace
+	grep -c 'io_uring_queue_async_work:' /tmp/punts.trace
 }
 probes_hits() { awk -v n="$1" '$1 == n {print $2; f=1} END {if (!f) print "none"}' $FL_TRACE/kprobe_profile; }
 
