@@ -457,8 +457,8 @@ public:
 			st_.messages += msgs.size();
 			st_.datagrams++;
 		}
-		if (!dry_run_ && !shared_)
-			cleanup_created();
+		if (!shared_)
+			cleanup();
 	}
 
 	// STATUS and a dump still work on this socket and on a new one.
