@@ -4,8 +4,9 @@
 # Compares fxN's guest ns per I/O on every row of RESULTS' .cost with the
 # last entry of HISTORY (a JSON array kept in the repository,
 # docs/bench/cost-history.json) for the same kind, guest kernel and
-# settings (runtime, member attributes, chunk, icount, CPUs): a row where
-# fxN costs more than LIMIT_PCT % more is a regression. Prints one line per
+# settings (runtime, member attributes, chunk, icount, CPUs, fio buffers,
+# prefill): a row where fxN costs more than LIMIT_PCT % more is a
+# regression. Prints one line per
 # row and a verdict; exit 1 on a regression, 0 otherwise (also when there
 # is nothing to compare with). RECORD=1 appends this run's entries (one per
 # kind: commit, time, settings, every device's ns per I/O) to HISTORY.
@@ -23,7 +24,8 @@ NOW=$(jq -c --arg commit "$commit" --arg time "$(date -u +%Y-%m-%dT%H:%M:%SZ)" '
 	  | ($info | map(select(.kind == $k)) | add) as $i
 	  | {kind: $k, commit: $commit, time: $time, kernel: $i.kernel,
 	     settings: {runtime_s: $i.runtime_iops_s, member_attrs: ($i.member_attrs // null), chunk_kb: $i.chunk_kb,
-	                icount: ($i.icount // "0"), cpus: $i.cpus},
+	                icount: ($i.icount // "0"), cpus: $i.cpus,
+	                fio_iomem: ($i.fio_iomem // "malloc"), prefill_mib: ($i.prefill_mib // 0)},
 	     ns_per_io: (map({key: .workload, value: (.dev | map_values(.ns_per_io))}) | from_entries)} ]' "$RES")
 rc=0
 jq -r --argjson now "$NOW" --argjson limit "$LIMIT" '

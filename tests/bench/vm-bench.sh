@@ -65,6 +65,20 @@ xread-512k-j16-uring:randread:512k:16:1:io_uring::--offset=4k"
 WL_COST_MB="flush-write-4k-qd1:write:4k:1:1:psync::--fsync=1 discard-1m-qd1:randtrim:1M:1:1:psync"
 COST_ATTRS=${COST_ATTRS:-max_sectors=256}
 COST_ATTRS_MB=${COST_ATTRS_MB:-max_sectors=256 cache_size=64}
+# Memory-backed null_blk allocates a page (and radix-tree nodes) the first
+# time a sector is written: the first device to run the flush row on fresh
+# members paid for that, the next ones wrote over pages already there (fxN,
+# measured first, cost 1.09x dm-stripe per write + fsync; with the pages
+# there, the same; docs/benchmarks.md). So before each device the members'
+# first COST_PREFILL_MIB are written and flushed (prefill_members).
+COST_PREFILL_MIB=${COST_PREFILL_MIB:-32}
+PREP_DEV=
+# Cost rows take their buffers from 2 MiB hugetlb pages (fio --iomem=shmhuge):
+# with 4 KiB pages the number of physically contiguous runs in a large
+# buffer, so the bio segments and the splitting work per I/O, depended on
+# the boot (the 1 MiB rows moved by up to 25 % between boots of the same
+# commit). COST_HUGEPAGES of them are reserved in the guest.
+COST_HUGEPAGES=${COST_HUGEPAGES:-64}
 # seed set: SEED_MIB per reader/writer file or region, 4 readers/writers
 
 nb_disk() { # nb_disk NAME: block device of configfs null_blk NAME (6.12 names
@@ -280,6 +294,7 @@ wl_args() {
 		ids+=("$id:$j:$d:$met")
 		sec=(--rw="$rw" --bs="$bs" --direct=1 --ioengine="$eng" --time_based --runtime="$RT"
 			--norandommap --randrepeat=$([ "$set" = cost ] && echo 1 || echo 0) ${hp:+--hipri} "${xo[@]}")
+		[ "$set" != cost ] || sec+=(--iomem=shmhuge)
 		marker $g
 		if [ "$k" = jbod ]; then
 			read -r -a mem <<<"$DEV"
@@ -369,6 +384,16 @@ run_dev() { # run_dev SET DEVKIND REP "WORKLOADS": all workloads on $DEV
 	esac
 }
 
+# prefill_members MEMBERS...: write and flush each member's first
+# COST_PREFILL_MIB (see COST_PREFILL_MIB); outside the measured groups
+prefill_members() {
+	local m
+	for m in "$@"; do
+		dd if=/dev/zero of="$m" bs=1M count="$COST_PREFILL_MIB" oflag=direct conv=fsync status=none ||
+			fail "prefill $m"
+	done
+}
+
 run_set() { # run_set SET "WORKLOADS" MEMBERS...
 	local set=$1 wls=$2 rep i k wl; shift 2
 	OFF=; CAP=; MEMBERS_NOW="$*"
@@ -376,6 +401,7 @@ run_set() { # run_set SET "WORKLOADS" MEMBERS...
 	for ((rep = 1; rep <= REPS; rep++)); do
 		for ((i = 0; i < ${#DEVS[@]}; i++)); do
 			k=${DEVS[$(((i + rep - 1) % ${#DEVS[@]}))]}
+			[ -z "$PREP_DEV" ] || "$PREP_DEV" "$@"
 			setup "$k" "$@"
 			run_dev "$set" "$k" "$rep" "$wls"
 			teardown "$k"
@@ -436,14 +462,19 @@ cost)
 	# uncapped (the CPU is the limit), not memory-backed (no copy per byte)
 	[ "$(nproc)" = 1 ] || echo "bench: note: cost rows on $(nproc) CPUs: guest time per I/O is not the CPU cost (tests/lab/run --icount)"
 	DEVS=(${COST_DEVS:-fx dm md single})
+	echo "$COST_HUGEPAGES" >/proc/sys/vm/nr_hugepages
+	[ "$(awk '/^HugePages_Total/ {print $2}' /proc/meminfo)" -ge "$COST_HUGEPAGES" ] ||
+		fail "could not reserve $COST_HUGEPAGES hugetlb pages for fio's buffers"
 	mapfile -t C < <(EXTRA_ATTRS=$COST_ATTRS mk_local nbcost 0)
-	echo "BENCHINFO {\"kind\":\"cost\",\"members\":\"${C[*]}\",\"member_attrs\":\"$COST_ATTRS; $COST_ATTRS_MB\",\"icount\":\"${FX_ICOUNT:-0}\"}"
+	echo "BENCHINFO {\"kind\":\"cost\",\"members\":\"${C[*]}\",\"member_attrs\":\"$COST_ATTRS; $COST_ATTRS_MB\",\"icount\":\"${FX_ICOUNT:-0}\",\"fio_iomem\":\"shmhuge\",\"prefill_mib\":$COST_PREFILL_MIB}"
 	run_set cost "$WL_COST" "${C[@]}"
 	rm_local nbcost
 	mapfile -t C < <(EXTRA_ATTRS=$COST_ATTRS_MB mk_local nbcmb 0 1)
 	[ "$(cat /sys/block/${C[0]#/dev/}/queue/write_cache)" = "write back" ] ||
 		fail "memory-backed null_blk with cache_size has no write cache"
+	PREP_DEV=prefill_members
 	run_set cost "$WL_COST_MB" "${C[@]}"
+	PREP_DEV=
 	rm_local nbcmb ;;
 *) fail "unknown kind $KIND" ;;
 esac
