@@ -374,6 +374,8 @@ checkpatch() {
 pool_add "style: checkpatch kmod" 200 checkpatch
 # README, docs/ and man pages cite no path outside the repository
 pool_add "docs: no reference to a path outside the repository" 100 bash "$TOP/tests/docs-check.sh"
+# make bench's cost regression check against a synthetic history
+pool_add "bench: cost regression check" 60 bash "$TOP/tests/bench/cost-history-test.sh"
 pool_run "builds and style checks"
 
 # ---- in the pool (no VM): ASan/UBSan unit tree, label fuzzer, dkms, packages
