@@ -45,6 +45,11 @@
 #                kernel and settings: fxN more than 2 % dearer on a row is a
 #                regression (reported; exit 1 unless BENCH_COST_GATE=0);
 #                BENCH_COST_RECORD=1 appends this run to the history
+#   cost-fabric  (not default) the same over the lab's 4 NVMe-oF members
+#                (WL_COST_FAB: 4 KiB, 128 KiB and the KV-cache rows;
+#                BENCH_RUNTIME_COST_FAB_MS (1000) guest ms each); the fabric's
+#                both ends run on the one vCPU, so each row's cost includes
+#                Soft-RoCE, nvme-rdma, nvmet and the target's null_blk
 # Caps: null_blk's `mbps` timer WARNs under concurrent submitters (and a
 # WARN fails the lab run), so members are capped by service time instead:
 # timer completions, 4 tags, 128 KiB commands (tests/bench/vm-bench.sh
@@ -92,6 +97,9 @@ RT_SEED=${BENCH_RUNTIME_SEED:-2}
 EXPECT_FAIL=${BENCH_EXPECT_FAIL-^dm kv-raw-.*-uring fio job error 11 }
 PEER_MIB=${BENCH_PEER_MIB:-128}
 RT_COST=${BENCH_RUNTIME_COST_MS:-200}
+# an NVMe-oF row costs 0.1-5 ms of guest time per I/O (Soft-RoCE's copies
+# and CRCs): 1 s rows, so that the large ones count a few hundred I/Os
+RT_COST_FAB=${BENCH_RUNTIME_COST_FAB_MS:-1000}
 COST_REPS=${BENCH_COST_REPS:-1}
 COST_HISTORY=${BENCH_COST_HISTORY:-$TOP/docs/bench/cost-history.json}
 COST_LIMIT=${BENCH_COST_LIMIT:-2}
@@ -149,6 +157,8 @@ if [ $REPORT_ONLY = 0 ]; then
 		# loaded host): rt is host seconds per group
 		# (~25 at load 15 on 2 cores); fio adds ~0.6 guest s per group
 		cost)        opts=(--no-fabric --icount); reps=$COST_REPS; rt_iops=${RT_COST}ms; nrun=44; rt=$(((RT_COST + 600) * 30 / 1000)) ;;
+		# Soft-RoCE and the NVMe-oF target run in the same guest
+		cost-fabric) opts=(--members 4 --memory-backed 0 --icount); reps=$COST_REPS; rt_iops=${RT_COST_FAB}ms; nrun=20; rt=$(((RT_COST_FAB + 600) * 30 / 1000)) ;;
 		*) echo "bench: unknown kind $kind" >&2; exit 2 ;;
 		esac
 		# after the case, which sets the kind's repeats (seed: BENCH_SEED_REPS)
@@ -198,7 +208,7 @@ def median: map(select(. != null)) | sort |
 def r3: if . == null then null else (. * 1000 | round) / 1000 end;
 # {median, min, max} of a list (nulls dropped)
 def spread: map(select(. != null)) | {median: (median | r3), min: (min | r3), max: (max | r3)};
-def mode: if startswith("cost") then "icount-null_blk-local"
+def mode: if . == "cost-fabric" then "icount-nvme-rdma" elif startswith("cost") then "icount-null_blk-local"
 	elif startswith("fabric") then "nvme-rdma" elif startswith("seed") then "null_blk-local-mem" else "null_blk-local" end;
 def cap($m): if $m == "nvme-rdma" then $fcap else $lcap end;
 ($s[0]) as $all

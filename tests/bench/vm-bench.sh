@@ -16,6 +16,10 @@
 #                      members, for a guest under QEMU instruction counting
 #                      (tests/lab/run --icount, one vCPU): IOPS at a fixed
 #                      instruction clock, so guest time per I/O is the cost
+#          cost-fabric the 4 KiB, 128 KiB and KV-cache rows (WL_COST_FAB) on
+#                      the lab's 4 uncapped NVMe-oF members, under icount:
+#                      the host's nvme-rdma, Soft-RoCE and the target's
+#                      nvmet-rdma and null_blk all run on the one vCPU
 #
 # Devices, all over the same members with the same 512 KiB chunk:
 #   single  member 0 alone, same jobs/QD as the striped devices
@@ -63,6 +67,12 @@ randread-128k-qd8:randread:128k:1:8 seqread-1m-qd8:read:1M:1:8 seqwrite-1m-qd8:w
 xread-512k-qd8:randread:512k:1:8:::--offset=4k
 xread-512k-j16-uring:randread:512k:16:1:io_uring::--offset=4k"
 WL_COST_MB="flush-write-4k-qd1:write:4k:1:1:psync::--fsync=1 discard-1m-qd1:randtrim:1M:1:1:psync"
+# NVMe-oF members: the target's null_blk is not memory-backed, so it has no
+# write cache and no discard to measure; 1 MiB rows cost ~10 ms of guest
+# time per I/O there, nearly all of it Soft-RoCE's, and are left out
+WL_COST_FAB="randread-4k-qd1:randread:4k:1:1 randread-4k-qd32:randread:4k:1:32
+randwrite-4k-qd32:randwrite:4k:1:32 randread-128k-qd8:randread:128k:1:8
+xread-512k-j16-uring:randread:512k:16:1:io_uring::--offset=4k"
 COST_ATTRS=${COST_ATTRS:-max_sectors=256}
 COST_ATTRS_MB=${COST_ATTRS_MB:-max_sectors=256 cache_size=64}
 # Memory-backed null_blk allocates a page (and radix-tree nodes) the first
@@ -384,6 +394,15 @@ run_dev() { # run_dev SET DEVKIND REP "WORKLOADS": all workloads on $DEV
 	esac
 }
 
+# cost_prepare: the devices, and hugetlb pages for fio's buffers
+cost_prepare() {
+	[ "$(nproc)" = 1 ] || echo "bench: note: cost rows on $(nproc) CPUs: guest time per I/O is not the CPU cost (tests/lab/run --icount)"
+	DEVS=(${COST_DEVS:-fx dm md single})
+	echo "$COST_HUGEPAGES" >/proc/sys/vm/nr_hugepages
+	[ "$(awk '/^HugePages_Total/ {print $2}' /proc/meminfo)" -ge "$COST_HUGEPAGES" ] ||
+		fail "could not reserve $COST_HUGEPAGES hugetlb pages for fio's buffers"
+}
+
 # prefill_members MEMBERS...: write and flush each member's first
 # COST_PREFILL_MIB (see COST_PREFILL_MIB); outside the measured groups
 prefill_members() {
@@ -458,13 +477,14 @@ seed-scale)
 		run_set seed "" "${C[@]}"
 		rm_local nbs${n}_
 	done ;;
+cost-fabric)
+	read -r -a M <<<"${FX_MEMBERS:-}"; [ ${#M[@]} -ge 4 ] || fail "no fabric members"
+	cost_prepare
+	echo "BENCHINFO {\"kind\":\"cost-fabric\",\"members\":\"${M[*]:0:4}\",\"member_attrs\":\"nvme-rdma, $(cat /sys/block/${M[0]#/dev/}/queue/max_sectors_kb) KiB per command\",\"icount\":\"${FX_ICOUNT:-0}\",\"fio_iomem\":\"shmhuge\",\"prefill_mib\":0}"
+	run_set cost "$WL_COST_FAB" "${M[@]:0:4}" ;;
 cost)
 	# uncapped (the CPU is the limit), not memory-backed (no copy per byte)
-	[ "$(nproc)" = 1 ] || echo "bench: note: cost rows on $(nproc) CPUs: guest time per I/O is not the CPU cost (tests/lab/run --icount)"
-	DEVS=(${COST_DEVS:-fx dm md single})
-	echo "$COST_HUGEPAGES" >/proc/sys/vm/nr_hugepages
-	[ "$(awk '/^HugePages_Total/ {print $2}' /proc/meminfo)" -ge "$COST_HUGEPAGES" ] ||
-		fail "could not reserve $COST_HUGEPAGES hugetlb pages for fio's buffers"
+	cost_prepare
 	mapfile -t C < <(EXTRA_ATTRS=$COST_ATTRS mk_local nbcost 0)
 	echo "BENCHINFO {\"kind\":\"cost\",\"members\":\"${C[*]}\",\"member_attrs\":\"$COST_ATTRS; $COST_ATTRS_MB\",\"icount\":\"${FX_ICOUNT:-0}\",\"fio_iomem\":\"shmhuge\",\"prefill_mib\":$COST_PREFILL_MIB}"
 	run_set cost "$WL_COST" "${C[@]}"
