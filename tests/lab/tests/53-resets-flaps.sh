@@ -25,8 +25,8 @@
 #     and 3 and on no other; both show `failing`, the volume too.
 # --break one: only member 1 gets bad blocks in C, so the first EIO expected
 # on member 3 does not come: the test must fail there (negative control).
-# Not here: I/O timeout/abort (the lab's nvmet cannot hold a command without
-# dropping the connection) and memory pressure.
+# Not here: I/O timeout (59-io-timeout holds commands on the target with
+# --target-dm) and memory pressure.
 . /lab/lib.sh
 . /lab/faults.sh
 read -r -a M <<<"${FX_MEMBERS:-}"
