@@ -16,6 +16,7 @@
 #include <linux/percpu-refcount.h>
 #include <linux/rwsem.h>
 #include <linux/spinlock.h>
+#include <linux/uuid.h>
 #include <linux/wait.h>
 #include <linux/workqueue.h>
 #include <linux/fxblk.h>
@@ -132,6 +133,7 @@ struct fxblk_member {
 struct fxblk_volume {
 	int index;			/* N of /dev/fxN, key in the registry */
 	char name[FXBLK_NAME_MAX];
+	uuid_t uuid;			/* from CREATE, null if none: its labels' */
 	struct kref ref;
 	struct percpu_ref active;
 	struct completion drained;	/* @active reached zero after kill */
@@ -222,6 +224,7 @@ struct fxblk_member_spec {
 
 struct fxblk_create_req {
 	char name[FXBLK_NAME_MAX];
+	uuid_t uuid;			/* null: CREATE gave none */
 	u32 chunk_sectors;
 	u32 nr_members;
 	struct fxblk_member_spec members[FXBLK_MAX_MEMBERS];

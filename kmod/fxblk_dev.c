@@ -887,6 +887,18 @@ static ssize_t name_show(struct device *dev, struct device_attribute *attr,
 }
 static DEVICE_ATTR_RO(name);
 
+/* The volume's UUID (its members' labels'), empty if CREATE gave none. */
+static ssize_t uuid_show(struct device *dev, struct device_attribute *attr,
+			 char *buf)
+{
+	struct fxblk_volume *vol = dev_to_disk(dev)->private_data;
+
+	if (uuid_is_null(&vol->uuid))
+		return 0;
+	return sysfs_emit(buf, "%pUb\n", &vol->uuid);
+}
+static DEVICE_ATTR_RO(uuid);
+
 static ssize_t chunk_sectors_show(struct device *dev,
 				  struct device_attribute *attr, char *buf)
 {
@@ -908,6 +920,7 @@ static DEVICE_ATTR_RO(pci_p2pdma);
 
 static struct attribute *fxblk_attrs[] = {
 	&dev_attr_name.attr,
+	&dev_attr_uuid.attr,
 	&dev_attr_chunk_sectors.attr,
 	&dev_attr_pci_p2pdma.attr,
 	NULL,
@@ -1203,6 +1216,7 @@ struct fxblk_volume *fxblk_dev_alloc(const struct fxblk_create_req *req,
 	vol->index = index;
 	vol->nr_members = req->nr_members;
 	strscpy(vol->name, req->name, sizeof(vol->name));
+	uuid_copy(&vol->uuid, &req->uuid);
 	kref_init(&vol->ref);
 	init_completion(&vol->drained);
 	init_completion(&vol->torn_down);

@@ -84,13 +84,17 @@ static const struct nla_policy fxblk_policy[FXBLK_ATTR_MAX + 1] = {
 	[FXBLK_ATTR_CHUNK_SECTORS] = { .type = NLA_U32 },
 	[FXBLK_ATTR_MEMBERS] = NLA_POLICY_NESTED(fxblk_members_policy),
 	[FXBLK_ATTR_FORCE] = { .type = NLA_FLAG },
+	/* Shorter refused in code: a policy range would answer ERANGE. */
+	[FXBLK_ATTR_UUID] = { .type = NLA_BINARY, .len = FXBLK_UUID_LEN },
 };
 
 /* ---- replies ----------------------------------------------------------- */
 
 /* Upper bounds of the attribute sizes below, for genlmsg_new(). */
 #define FXBLK_DIRECT_MSG_SIZE	(nla_total_size(0) + 5 * nla_total_size_64bit(8))
-#define FXBLK_VOL_MSG_SIZE	(256 + nla_total_size(4) + FXBLK_DIRECT_MSG_SIZE)
+#define FXBLK_VOL_MSG_SIZE	(256 + nla_total_size(4) +			\
+				 nla_total_size(FXBLK_UUID_LEN) +	\
+				 FXBLK_DIRECT_MSG_SIZE)
 #define FXBLK_MEMBER_MSG_SIZE	168
 #define FXBLK_STAT_MSG_SIZE	(4 * nla_total_size(0) +		\
 				 FXBLK_NR_DIRS * (nla_total_size(0) +	\
@@ -250,6 +254,8 @@ static int fxblk_put_volume(struct sk_buff *skb, struct fxblk_volume *vol,
 	    nla_put_u32(skb, FXBLK_ATTR_STATE, fxblk_volume_state(vol)) ||
 	    nla_put_u64_64bit(skb, FXBLK_ATTR_FLAGS, vol->flags, FXBLK_ATTR_PAD) ||
 	    nla_put_u32(skb, FXBLK_ATTR_P2PDMA, vol->p2pdma) ||
+	    (!uuid_is_null(&vol->uuid) &&
+	     nla_put(skb, FXBLK_ATTR_UUID, FXBLK_UUID_LEN, &vol->uuid)) ||
 	    (stats && fxblk_put_direct(skb, vol)))
 		return -EMSGSIZE;
 	members = nla_nest_start(skb, FXBLK_ATTR_MEMBERS);
@@ -412,7 +418,7 @@ static int fxblk_nl_status(struct sk_buff *skb, struct genl_info *info)
 			      FXBLK_FEAT_STRIPE | FXBLK_FEAT_STATS |
 			      FXBLK_FEAT_EVENTS | FXBLK_FEAT_NOWAIT |
 			      FXBLK_FEAT_HEALTH | FXBLK_FEAT_ASYNC_DESTROY |
-			      FXBLK_FEAT_P2PDMA_BIT,
+			      FXBLK_FEAT_UUID | FXBLK_FEAT_P2PDMA_BIT,
 			      FXBLK_ATTR_PAD) ||
 	    nla_put_u32(msg, FXBLK_ATTR_LIVE_VOLUMES, fxblk_live_volumes())) {
 		nlmsg_free(msg);
@@ -508,6 +514,7 @@ static int fxblk_parse_create(struct genl_info *info,
 {
 	struct netlink_ext_ack *extack = info->extack;
 	struct nlattr *chunk = info->attrs[FXBLK_ATTR_CHUNK_SECTORS];
+	struct nlattr *uuid = info->attrs[FXBLK_ATTR_UUID];
 	int ret;
 
 	if (fxblk_missing(info, FXBLK_ATTR_NAME, "NAME") ||
@@ -527,6 +534,20 @@ static int fxblk_parse_create(struct genl_info *info,
 		NL_SET_ERR_MSG_ATTR(extack, chunk,
 				    KBUILD_MODNAME ": chunk size must be a power of two, 4 KiB to 16 MiB");
 		return -EINVAL;
+	}
+	/* Optional; all zeroes would read as none. */
+	if (uuid) {
+		if (nla_len(uuid) != FXBLK_UUID_LEN) {
+			NL_SET_ERR_MSG_ATTR(extack, uuid,
+					    KBUILD_MODNAME ": UUID must be 16 bytes");
+			return -EINVAL;
+		}
+		memcpy(&req->uuid, nla_data(uuid), FXBLK_UUID_LEN);
+		if (uuid_is_null(&req->uuid)) {
+			NL_SET_ERR_MSG_ATTR(extack, uuid,
+					    KBUILD_MODNAME ": UUID is all zeroes");
+			return -EINVAL;
+		}
 	}
 	return fxblk_parse_members(info->attrs[FXBLK_ATTR_MEMBERS], req,
 				   extack);

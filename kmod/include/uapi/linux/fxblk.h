@@ -14,6 +14,7 @@
  * subset):
  *
  *   FXBLK_ATTR_INDEX, FXBLK_ATTR_NAME, FXBLK_ATTR_DISK_NAME, ...
+ *   FXBLK_ATTR_UUID                    (if CREATE was given one)
  *   FXBLK_ATTR_MEMBERS
  *     FXBLK_ATTR_MEMBER                (one per member, in stripe order)
  *       FXBLK_MEMBER_ATTR_MAJOR, _MINOR, _DATA_OFFSET, _DATA_SECTORS, ...
@@ -32,7 +33,10 @@
  *
  * CREATE takes FXBLK_ATTR_NAME, FXBLK_ATTR_CHUNK_SECTORS and FXBLK_ATTR_MEMBERS
  * with, per member, MAJOR, MINOR, DATA_OFFSET and optionally DATA_SECTORS
- * (default: the rest of the member after DATA_OFFSET).
+ * (default: the rest of the member after DATA_OFFSET), and optionally
+ * FXBLK_ATTR_UUID (FXBLK_FEAT_UUID): the volume's UUID as its members'
+ * labels record it, which replies then carry and /sys/block/fxN/fxblk/uuid
+ * shows. The module only keeps it: it reads no label.
  */
 #ifndef _UAPI_LINUX_FXBLK_H
 #define _UAPI_LINUX_FXBLK_H
@@ -47,6 +51,7 @@
 #define FXBLK_API_VERSION	1
 
 #define FXBLK_NAME_MAX		32	/* volume name, including the NUL */
+#define FXBLK_UUID_LEN		16	/* FXBLK_ATTR_UUID, bytes */
 /*
  * A volume name is 1..FXBLK_NAME_MAX-1 of these characters and neither "."
  * nor "..": it becomes /dev/fx/<name>. fxblk.ko and fxctl check it alike.
@@ -91,6 +96,8 @@
  * DESTROYED event says when it is gone (members closed, index free).
  */
 #define FXBLK_FEAT_ASYNC_DESTROY	(1ULL << 6)
+/* CREATE takes FXBLK_ATTR_UUID; volume replies carry it, sysfs shows it. */
+#define FXBLK_FEAT_UUID		(1ULL << 7)
 
 /* FXBLK_ATTR_FLAGS bits of a volume */
 #define FXBLK_VOL_READ_ONLY	(1ULL << 0)	/* a member is read-only */
@@ -181,6 +188,7 @@ enum fxblk_attr {
 	FXBLK_ATTR_LIVE_VOLUMES,	/* u32, STATUS: volumes not yet freed */
 	FXBLK_ATTR_P2PDMA,		/* u32, enum fxblk_p2pdma */
 	FXBLK_ATTR_DIRECT,		/* nest of FXBLK_DIRECT_ATTR_* */
+	FXBLK_ATTR_UUID,		/* binary, FXBLK_UUID_LEN bytes */
 	__FXBLK_ATTR_MAX,
 };
 #define FXBLK_ATTR_MAX (__FXBLK_ATTR_MAX - 1)
