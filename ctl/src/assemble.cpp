@@ -194,6 +194,7 @@ Outcome start(Ctx &ctx, Plan &p, const std::optional<std::string> &rewrite_owner
 	req.chunk_sectors = ref.chunk_sectors;
 	for (const auto &d : devs)
 		req.members.push_back({d.major, d.minor, ref.data_offset_sectors, ref.data_sectors});
+	take_uuid(*client, req, ref.volume_uuid);
 	try {
 		return {"assembled", client->create(req)};
 	} catch (const KernelError &e) {
@@ -410,6 +411,11 @@ std::unique_ptr<RunLock> try_volume_lock(const VolumeUuid &uuid)
 	}
 }
 
+std::unique_ptr<RunLock> running_volume_lock(const Volume &v)
+{
+	return v.uuid ? try_volume_lock(*v.uuid) : nullptr;
+}
+
 void assemble_options(po::options_description &opts, po::options_description &hidden,
 		      po::positional_options_description &pos)
 {
@@ -588,6 +594,8 @@ int cmd_stop(Ctx &ctx)
 	int rc = exit_ok;
 	for (const auto &v : vols) {
 		try {
+			// not while incremental or assemble works on it
+			auto lock = running_volume_lock(v);
 			destroy_volume(*client, v, false);
 		} catch (const Error &e) {
 			if (!all)

@@ -44,6 +44,12 @@ private:
 // (none when RUN_DIR is not writable).
 std::unique_ptr<RunLock> volume_lock(const std::array<std::uint8_t, 16> &uuid);
 std::unique_ptr<RunLock> try_volume_lock(const std::array<std::uint8_t, 16> &uuid);
+// The lock of running volume @v, held by stop and remove from before its
+// DESTROY: found by the UUID the kernel reports (FXBLK_FEAT_UUID), so no
+// member is read (a stalled one would hold up the removal). None when the
+// module reports no UUID (an older module, a volume created without one)
+// or RUN_DIR is not writable.
+std::unique_ptr<RunLock> running_volume_lock(const Volume &v);
 // After a volume's labels are gone (remove, a create that failed): its lock
 // file and records under RUN_DIR are removed, under its lock, so that
 // /run does not keep a file per volume ever created. Best effort.

@@ -39,6 +39,11 @@ public:
 	virtual std::unique_ptr<EventSource> subscribe() = 0;
 };
 
+// Sets @req's UUID (the labels' volume UUID) if the module takes one
+// (FXBLK_FEAT_UUID); an older module, which would refuse the attribute,
+// gets none and its volume simply has no UUID.
+void take_uuid(Client &c, CreateRequest &req, const std::array<std::uint8_t, FXBLK_UUID_LEN> &uuid);
+
 // Connects to family "fxblk"; throws ModuleNotLoaded if it is not registered.
 std::unique_ptr<Client> make_genl_client();
 

@@ -57,6 +57,7 @@ struct policy_init {
 		attr_policy[FXBLK_ATTR_LIVE_VOLUMES] = {NLA_U32, 0, 0};
 		attr_policy[FXBLK_ATTR_P2PDMA] = {NLA_U32, 0, 0};
 		attr_policy[FXBLK_ATTR_DIRECT] = {NLA_NESTED, 0, 0};
+		attr_policy[FXBLK_ATTR_UUID] = {NLA_UNSPEC, FXBLK_UUID_LEN, 0};
 		member_policy[FXBLK_MEMBER_ATTR_PCI_P2PDMA] = {NLA_U8, 0, 0};
 		member_policy[FXBLK_MEMBER_ATTR_PEERQ_STATE] = {NLA_U32, 0, 0};
 		member_policy[FXBLK_MEMBER_ATTR_PEERQ_NIC] = {NLA_STRING, 0, 64};
@@ -135,6 +136,20 @@ std::optional<std::uint32_t> maybe_u32(nlattr *a)
 std::optional<std::uint64_t> maybe_u64(nlattr *a)
 {
 	return a ? std::optional(nla_get_u64(a)) : std::nullopt;
+}
+
+// FXBLK_ATTR_UUID: exactly FXBLK_UUID_LEN bytes (the policy checks the
+// minimum only).
+std::optional<std::array<std::uint8_t, FXBLK_UUID_LEN>> maybe_uuid(nlattr *a)
+{
+	if (!a)
+		return std::nullopt;
+	if (nla_len(a) != FXBLK_UUID_LEN)
+		malformed(fmt::format("attribute UUID is {} bytes, not {}", nla_len(a),
+				      FXBLK_UUID_LEN));
+	std::array<std::uint8_t, FXBLK_UUID_LEN> u{};
+	std::memcpy(u.data(), nla_data(a), u.size());
+	return u;
 }
 
 StatCounters decode_stat(nlattr *nest)
@@ -320,6 +335,8 @@ void put_create(nl_msg *msg, const CreateRequest &req)
 		nla_nest_end(msg, n);
 	}
 	nla_nest_end(msg, members);
+	if (req.uuid)
+		check(nla_put(msg, FXBLK_ATTR_UUID, FXBLK_UUID_LEN, req.uuid->data()), "uuid");
 }
 
 ModuleStatus decode_status(nlmsghdr *nlh)
@@ -352,6 +369,7 @@ Volume decode_volume(nlmsghdr *nlh)
 	v.p2pdma = maybe_u32(tb[FXBLK_ATTR_P2PDMA]);
 	if (tb[FXBLK_ATTR_DIRECT])
 		v.direct = decode_direct(tb[FXBLK_ATTR_DIRECT]);
+	v.uuid = maybe_uuid(tb[FXBLK_ATTR_UUID]);
 	if (nlattr *ms = tb[FXBLK_ATTR_MEMBERS]) {
 		nlattr *pos;
 		int rem;
@@ -403,6 +421,8 @@ void put_volume(nl_msg *msg, const Volume &v)
 		check(nla_put_u64(msg, FXBLK_DIRECT_ATTR_REFUSED, v.direct->refused), "direct");
 		nla_nest_end(msg, d);
 	}
+	if (v.uuid)
+		check(nla_put(msg, FXBLK_ATTR_UUID, FXBLK_UUID_LEN, v.uuid->data()), "uuid");
 	nlattr *members = nest_start(msg, FXBLK_ATTR_MEMBERS);
 	for (const auto &m : v.members)
 		put_member(msg, m);
@@ -471,6 +491,7 @@ CreateRequest decode_create(nlmsghdr *nlh)
 		m.data_sectors = opt_u64(mt[FXBLK_MEMBER_ATTR_DATA_SECTORS]);
 		req.members.push_back(m);
 	}
+	req.uuid = maybe_uuid(tb[FXBLK_ATTR_UUID]);
 	return req;
 }
 

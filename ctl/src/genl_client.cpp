@@ -439,4 +439,10 @@ std::unique_ptr<Client> make_genl_client()
 	return std::make_unique<GenlClient>();
 }
 
+void take_uuid(Client &c, CreateRequest &req, const std::array<std::uint8_t, FXBLK_UUID_LEN> &uuid)
+{
+	if (c.status().features & FXBLK_FEAT_UUID)
+		req.uuid = uuid;
+}
+
 }  // namespace fxctl

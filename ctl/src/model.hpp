@@ -89,6 +89,9 @@ struct Volume {
 	std::optional<std::uint64_t> flags;  // FXBLK_VOL_*
 	std::optional<std::uint32_t> p2pdma;  // enum fxblk_p2pdma
 	std::optional<DirectCounters> direct;  // STATS replies only
+	// Its labels' volume UUID, as CREATE gave it (FXBLK_FEAT_UUID); absent
+	// from older modules and from volumes created without one.
+	std::optional<std::array<std::uint8_t, FXBLK_UUID_LEN>> uuid;
 	std::vector<Member> members;
 	bool operator==(const Volume &) const = default;
 };
@@ -115,6 +118,9 @@ struct CreateRequest {
 	std::string name;
 	std::uint32_t chunk_sectors = FXBLK_CHUNK_DEF_SECTORS;
 	std::vector<MemberSpec> members;
+	// FXBLK_ATTR_UUID: sent only if set, which take_uuid() does only for a
+	// module with FXBLK_FEAT_UUID (an older one refuses the attribute).
+	std::optional<std::array<std::uint8_t, FXBLK_UUID_LEN>> uuid;
 	bool operator==(const CreateRequest &) const = default;
 };
 

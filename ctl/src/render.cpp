@@ -1,6 +1,7 @@
 #include "render.hpp"
 
 #include "error.hpp"
+#include "label.hpp"
 #include "units.hpp"
 
 #include <algorithm>
@@ -255,7 +256,8 @@ std::vector<std::string> feature_names(std::uint64_t features)
 				    {FXBLK_FEAT_EVENTS, "events"},
 				    {FXBLK_FEAT_NOWAIT, "nowait"},
 				    {FXBLK_FEAT_HEALTH, "health"},
-				    {FXBLK_FEAT_PCI_P2PDMA, "pci-p2pdma"}});
+				    {FXBLK_FEAT_PCI_P2PDMA, "pci-p2pdma"},
+				    {FXBLK_FEAT_UUID, "uuid"}});
 }
 
 std::vector<std::string> volume_flag_names(std::uint64_t flags)
@@ -275,6 +277,8 @@ json volume_json(const Volume &v)
 		  {"index", v.index},
 		  {"disk", v.disk},
 		  {"device", "/dev/" + v.disk},
+		  // the labels' volume UUID; null: not known to the module
+		  {"uuid", v.uuid ? json(label::uuid_to_string(*v.uuid)) : json(nullptr)},
 		  {"state", state_name(v.state)},
 		  {"flags", v.flags ? json(volume_flag_names(*v.flags)) : json(nullptr)},
 		  {"chunk_bytes", std::uint64_t{v.chunk_sectors} * sector_size},
@@ -616,6 +620,13 @@ std::string p2pdma_text(const json &p)
 			   p.at("reason").get<std::string>());
 }
 
+// "-" when the module does not know the volume's UUID (an older module, or
+// a volume created without one).
+std::string uuid_text(const json &uuid)
+{
+	return uuid.is_null() ? "-" : uuid.get<std::string>();
+}
+
 }  // namespace
 
 std::string text_volume(const json &doc)
@@ -623,6 +634,7 @@ std::string text_volume(const json &doc)
 	const auto &v = doc.at("volume");
 	const auto &members = v.at("members");
 	std::string out = fmt::format("{}  {}\n", vol_title(v), v.at("device").get<std::string>());
+	out += fmt::format("  uuid {}\n", uuid_text(v.at("uuid")));
 	out += fmt::format("  state {}, flags {}\n", v.at("state").get<std::string>(),
 			   flags_text(v.at("flags")));
 	out += fmt::format("  {}, logical block {} B, open {}\n", vol_summary(v),
@@ -668,19 +680,20 @@ std::string text_list(const json &doc)
 	std::size_t wd = widest(vols, "disk", 5), wn = widest(vols, "name", 4);
 	auto row = [&](const auto &disk, const auto &name, const auto &state, const auto &cap,
 		       const auto &chunk, const auto &members, const auto &open,
-		       const auto &flags) {
-		return fmt::format("{:<{}} {:<{}} {:<8} {:>12} {:>10} {:>7} {:>4}  {}\n", disk, wd,
-				   name, wn, state, cap, chunk, members, open, flags);
+		       const auto &uuid, const auto &flags) {
+		return fmt::format("{:<{}} {:<{}} {:<8} {:>12} {:>10} {:>7} {:>4}  {:<36}  {}\n",
+				   disk, wd, name, wn, state, cap, chunk, members, open, uuid,
+				   flags);
 	};
 	std::string out = row("DISK", "NAME", "STATE", "CAPACITY", "CHUNK", "MEMBERS", "OPEN",
-			      "FLAGS");
+			      "UUID", "FLAGS");
 	for (const auto &v : vols)
 		out += row(v.at("disk").get<std::string>(), v.at("name").get<std::string>(),
 			   v.at("state").get<std::string>(),
 			   format_size(v.at("capacity_bytes").get<std::uint64_t>()),
 			   format_size(v.at("chunk_bytes").get<std::uint64_t>()),
 			   v.at("members").size(), v.at("open_count").get<std::uint32_t>(),
-			   flags_text(v.at("flags")));
+			   uuid_text(v.at("uuid")), flags_text(v.at("flags")));
 	return out;
 }
 

@@ -132,8 +132,9 @@ void wait_for_link(Ctx &ctx, MemberIO &io, const std::string &name)
 // A removed volume is gone for good: its labels go too, so the members
 // count as free again (the data area is not touched). Only labels naming
 // this volume at this member's index are wiped; a member that cannot be
-// read (gone) is skipped with a warning.
-void unlabel_members(Ctx &ctx, const Volume &v)
+// read (gone) is skipped with a warning. Returns the volume's UUID if a
+// label was wiped (forget_volume() its records, once its lock is let go).
+std::optional<std::array<std::uint8_t, 16>> unlabel_members(Ctx &ctx, const Volume &v)
 {
 	MemberIO &io = ctx.env.members();
 	std::optional<std::array<std::uint8_t, 16>> uuid;
@@ -154,8 +155,7 @@ void unlabel_members(Ctx &ctx, const Volume &v)
 						   quote(v.name), dev, e.what());
 		}
 	}
-	if (uuid)
-		forget_volume(*uuid);
+	return uuid;
 }
 
 }  // namespace
@@ -316,6 +316,7 @@ int cmd_create(Ctx &ctx)
 					   "1) on {} member(s)\n", quote(name),
 					   label::uuid_to_string(l.volume_uuid), devs.size());
 
+	take_uuid(*c, req, l.volume_uuid);
 	Volume v;
 	try {
 		v = c->create(req);
@@ -349,8 +350,16 @@ int cmd_remove(Ctx &ctx)
 				    errno_error(EOPNOTSUPP));
 	}
 	Volume v = get_volume(*c, ref, "remove");
-	destroy_volume(*c, v, force);
-	unlabel_members(ctx, v);
+	std::optional<std::array<std::uint8_t, 16>> gone;
+	{
+		// not while incremental or assemble works on it; the labels
+		// are read only after the DESTROY
+		auto lock = running_volume_lock(v);
+		destroy_volume(*c, v, force);
+		gone = unlabel_members(ctx, v);
+	}
+	if (gone)
+		forget_volume(*gone);  // takes the lock itself
 	json doc = volume_doc(v);
 	std::string text = text_removed(doc);
 	if (force && v.open_count)

@@ -122,15 +122,23 @@ struct FakeClient final : Client {
 		st.creates.push_back(req);
 		if (st.fail_create)
 			throw *st.fail_create;
+		// as strict validation in a module without FXBLK_FEAT_UUID
+		if (req.uuid && !(st.module.features & FXBLK_FEAT_UUID))
+			throw KernelError(EINVAL, "Unknown attribute type", "invalid");
 		Volume v = fixed_volume(static_cast<unsigned>(req.members.size()));
 		v.name = req.name;
 		v.chunk_sectors = req.chunk_sectors;
+		v.uuid = req.uuid;
 		if (st.remember_creates) {
 			v.index = static_cast<std::uint32_t>(st.volumes.size());
 			v.disk = "fx" + std::to_string(v.index);
+			// named as the kernel would: the disk of that dev_t, which
+			// for Harness's devices is nvme<minor>n1
 			for (std::size_t i = 0; i < v.members.size(); ++i) {
 				v.members[i].major = req.members[i].major;
 				v.members[i].minor = req.members[i].minor;
+				v.members[i].disk =
+					"nvme" + std::to_string(req.members[i].minor) + "n1";
 			}
 			st.volumes.push_back(v);
 		}
@@ -270,8 +278,11 @@ struct FakeMemberIO final : MemberIO {
 		erased.push_back(path);
 		sigs.erase(path);
 	}
+	std::function<void(const std::string &)> on_read;  // e.g. note when
 	label::MemberLabel read_label(const std::string &path) override
 	{
+		if (on_read)
+			on_read(path);
 		auto it = labels.find(path);
 		if (it != labels.end())
 			return it->second;

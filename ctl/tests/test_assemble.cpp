@@ -6,9 +6,11 @@
 #include "fakes.hpp"
 #include "label.hpp"
 
+#include <chrono>
 #include <doctest/doctest.h>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <thread>
 
 using namespace fxtest;
 
@@ -228,4 +230,80 @@ TEST_CASE("stop: an unknown volume is named with the fix; labels stay")
 			     "kv' starts it again\n");
 	CHECK(h.members.wipes.empty());
 	CHECK(h.members.written.size() == 4);
+}
+
+// A module with FXBLK_FEAT_UUID is given the labels' volume UUID at CREATE
+// (create and assemble) and reports it; an older one gets none (the fake
+// kernel, like a strict policy, refuses it unannounced).
+TEST_CASE("create and assemble give the labels' UUID to a module that takes it")
+{
+	Stopped h;
+	// Stopped's create ran on an older module: no UUID sent, none shown
+	REQUIRE(h.run({"assemble", "kv"}) == 0);
+	REQUIRE(h.state.creates.size() == 1);
+	CHECK_FALSE(h.state.creates[0].uuid);
+	REQUIRE(h.run({"-o", "json", "show", "kv"}) == 0);
+	CHECK(nlohmann::json::parse(h.out.str()).at("volume").at("uuid").is_null());
+	REQUIRE(h.run({"stop", "kv"}) == 0);
+	h.state.volumes.clear();
+
+	h.state.module.features |= FXBLK_FEAT_UUID;
+	REQUIRE(h.run({"assemble", "kv"}) == 0);
+	REQUIRE(h.state.creates.size() == 2);
+	REQUIRE(h.state.creates[1].uuid);
+	CHECK(label::uuid_to_string(*h.state.creates[1].uuid) == uuid);
+	REQUIRE(h.run({"-o", "json", "list"}) == 0);
+	CHECK(nlohmann::json::parse(h.out.str()).at("volumes").at(0).at("uuid") == uuid);
+	REQUIRE(h.run({"show", "kv"}) == 0);
+	CHECK(has(h.out.str(), fmt::format("  uuid {}\n", uuid)));
+
+	// create: the UUID it writes into the labels
+	Harness c;
+	c.state.volumes.clear();
+	c.state.module.features |= FXBLK_FEAT_UUID;
+	std::vector<std::string> args = {"create", "kv2"};
+	args.insert(args.end(), order.begin(), order.end());
+	REQUIRE(c.run(args) == 0);
+	REQUIRE(c.state.creates.size() == 1);
+	REQUIRE(c.state.creates[0].uuid);
+	CHECK(*c.state.creates[0].uuid == c.members.written.at(order[0]).volume_uuid);
+	forget_volume(*c.state.creates[0].uuid);
+}
+
+// While another fxctl holds the volume's lock (an incremental run for one of
+// its members, an assemble), stop and remove wait for it; the lock is found
+// by the UUID the kernel reports, and no label is read before the DESTROY
+// (a stalled member would hold it up). Without the lock they would be done
+// within the 300 ms the test waits.
+TEST_CASE("stop and remove wait for the volume's lock, found without label reads")
+{
+	Stopped h;
+	h.state.module.features |= FXBLK_FEAT_UUID;
+	std::vector<bool> read_before_destroy;
+	h.members.on_read = [&](const std::string &) {
+		read_before_destroy.push_back(h.state.destroys.empty());
+	};
+	for (std::string cmd : {"stop", "remove"}) {
+		CAPTURE(cmd);
+		h.members.on_read = nullptr;
+		REQUIRE(h.run({"assemble", "kv"}) == 0);
+		h.members.on_read = [&](const std::string &) {
+			read_before_destroy.push_back(h.state.destroys.empty());
+		};
+		h.state.destroys.clear();
+		auto held = volume_lock(*label::uuid_from_string(uuid));
+		int rc = -1;
+		std::thread t([&] { rc = h.run({cmd, "kv"}); });
+		std::this_thread::sleep_for(std::chrono::milliseconds(300));
+		CHECK(h.state.destroys.empty());
+		held.reset();
+		t.join();
+		CHECK(rc == 0);
+		CHECK(h.state.destroys.size() == 1);
+		h.state.volumes.clear();  // the fake kernel does not forget by itself
+	}
+	// remove read the labels (to wipe them), after its DESTROY only
+	CHECK(read_before_destroy == std::vector<bool>(4, false));
+	CHECK(h.members.wipes.size() == 4);
+	CHECK(!std::filesystem::exists(run_dir() / (std::string(uuid) + ".lock")));
 }

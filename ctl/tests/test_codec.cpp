@@ -118,6 +118,69 @@ TEST_CASE("CREATE request round-trips and matches the kernel's policy")
 	}
 }
 
+TEST_CASE("CREATE carries the volume UUID only when given one, 16 bytes")
+{
+	CreateRequest req;
+	req.name = "vol1";
+	req.members.push_back({259, 0, 8192, 0});
+	for (bool with : {false, true}) {
+		INFO("with uuid " << with);
+		if (with)
+			req.uuid = std::array<std::uint8_t, FXBLK_UUID_LEN>{0x0f, 0x1e, 0x2d, 0x3c, 0x4b,
+									    0x5a, 0x49, 0x78, 0x87, 0x96,
+									    0xa5, 0xb4, 0xc3, 0xd2, 0xe1,
+									    0xf0};
+		msg_ptr msg = new_genl_msg(family, FXBLK_CMD_CREATE);
+		put_create(msg.get(), req);
+		nlmsghdr *nlh = nlmsg_hdr(msg.get());
+		CHECK(decode_create(nlh) == req);
+		nlattr *tb[FXBLK_ATTR_MAX + 1];
+		REQUIRE(genlmsg_parse(nlh, 0, tb, FXBLK_ATTR_MAX, nullptr) == 0);
+		// an older module refuses the unknown attribute: none unless set
+		CHECK((tb[FXBLK_ATTR_UUID] != nullptr) == with);
+		if (with) {
+			CHECK(nla_len(tb[FXBLK_ATTR_UUID]) == FXBLK_UUID_LEN);
+			CHECK(std::memcmp(nla_data(tb[FXBLK_ATTR_UUID]), req.uuid->data(),
+					  FXBLK_UUID_LEN) == 0);
+		}
+	}
+}
+
+TEST_CASE("a volume's UUID decodes and shows; absent is null, a wrong length refused")
+{
+	Volume v = sample_volume(2, false);
+	msg_ptr msg = new_genl_msg(family, FXBLK_CMD_GET);
+	put_volume(msg.get(), v);
+	Volume back = decode_volume(nlmsg_hdr(msg.get()));
+	CHECK_FALSE(back.uuid);
+	CHECK(volume_doc(back).at("volume").at("uuid").is_null());
+	CHECK(text_volume(volume_doc(back)).find("  uuid -\n") != std::string::npos);
+
+	v.uuid = std::array<std::uint8_t, FXBLK_UUID_LEN>{0x0f, 0x1e, 0x2d, 0x3c, 0x4b, 0x5a,
+							  0x49, 0x78, 0x87, 0x96, 0xa5, 0xb4,
+							  0xc3, 0xd2, 0xe1, 0xf0};
+	msg = new_genl_msg(family, FXBLK_CMD_GET);
+	put_volume(msg.get(), v);
+	back = decode_volume(nlmsg_hdr(msg.get()));
+	CHECK(back == v);
+	const char *id = "0f1e2d3c-4b5a-4978-8796-a5b4c3d2e1f0";
+	CHECK(volume_doc(back).at("volume").at("uuid") == id);
+	CHECK(text_volume(volume_doc(back)).find(fmt::format("  uuid {}\n", id)) !=
+	      std::string::npos);
+	CHECK(text_list(list_doc({back})).find(id) != std::string::npos);
+
+	msg = new_genl_msg(family, FXBLK_CMD_GET);
+	nl_msg *m = msg.get();
+	nla_put_u32(m, FXBLK_ATTR_INDEX, 0);
+	nla_put_string(m, FXBLK_ATTR_NAME, "v");
+	nla_put_u32(m, FXBLK_ATTR_CHUNK_SECTORS, 8);
+	nla_put_u64(m, FXBLK_ATTR_CAPACITY, 8);
+	std::uint8_t longer[FXBLK_UUID_LEN + 4] = {1};
+	nla_put(m, FXBLK_ATTR_UUID, sizeof(longer), longer);
+	CHECK_THROWS_WITH_AS(decode_volume(nlmsg_hdr(m)), doctest::Contains("UUID is 20 bytes"),
+			     Error);
+}
+
 TEST_CASE("volume references select by index or by name")
 {
 	auto r = VolumeRef::parse("fx3");
@@ -515,6 +578,7 @@ TEST_CASE("a newer module's state values are shown, not misread")
 	CHECK(state_name(FXBLK_STATE_GONE) == "gone");
 	CHECK(state_name(7) == "state7");
 	CHECK(feature_names(FXBLK_FEAT_HEALTH) == std::vector<std::string>{"health"});
+	CHECK(feature_names(FXBLK_FEAT_UUID) == std::vector<std::string>{"uuid"});
 }
 
 // An event as fxblk_event_msg() builds it, through the wire and back.

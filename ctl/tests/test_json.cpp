@@ -46,17 +46,19 @@ void check_stat(const json &s, bool write)
 
 void check_volume(const json &v, unsigned members, bool stats)
 {
-	check_keys(v, {"name", "index", "disk", "device", "state", "flags", "chunk_bytes",
+	check_keys(v, {"name", "index", "disk", "device", "uuid", "state", "flags", "chunk_bytes",
 		       "capacity_bytes", "logical_block_size", "open_count", "p2pdma",
 		       "members"});
 	// Identity first, health next, members last: a stable, meaningful order.
 	std::vector<std::string> keys;
 	for (const auto &[k, val] : v.items())
 		keys.push_back(k);
-	CHECK(keys == std::vector<std::string>{"name", "index", "disk", "device", "state",
-					       "flags", "chunk_bytes", "capacity_bytes",
+	CHECK(keys == std::vector<std::string>{"name", "index", "disk", "device", "uuid",
+					       "state", "flags", "chunk_bytes", "capacity_bytes",
 					       "logical_block_size", "open_count", "p2pdma",
 					       "members"});
+	// one shape: the labels' UUID as text, or null when the module has none
+	CHECK((v.at("uuid").is_null() || v.at("uuid").is_string()));
 	check_keys(v.at("p2pdma"), {"capable", "reason"});
 	CHECK(v.at("name").is_string());
 	CHECK(v.at("index").is_number_unsigned());

@@ -119,6 +119,24 @@ std::vector<Case> malformed_cases()
 			 nla_put_u64(m, FXBLK_ATTR_CHUNK_SECTORS, FXBLK_CHUNK_DEF_SECTORS);
 			 put_member(m, 0, 0);
 		 }},
+		{"CREATE: UUID of 15 bytes", FXBLK_CMD_CREATE, EINVAL,
+		 [](nl_msg *m) {
+			 create_with("nltest", FXBLK_CHUNK_DEF_SECTORS)(m);
+			 std::uint8_t u[FXBLK_UUID_LEN - 1] = {1};
+			 nla_put(m, FXBLK_ATTR_UUID, sizeof(u), u);
+		 }},
+		{"CREATE: UUID of 17 bytes", FXBLK_CMD_CREATE, EINVAL,
+		 [](nl_msg *m) {
+			 create_with("nltest", FXBLK_CHUNK_DEF_SECTORS)(m);
+			 std::uint8_t u[FXBLK_UUID_LEN + 1] = {1};
+			 nla_put(m, FXBLK_ATTR_UUID, sizeof(u), u);
+		 }},
+		{"CREATE: UUID all zeroes", FXBLK_CMD_CREATE, EINVAL,
+		 [](nl_msg *m) {
+			 create_with("nltest", FXBLK_CHUNK_DEF_SECTORS)(m);
+			 std::uint8_t u[FXBLK_UUID_LEN] = {};
+			 nla_put(m, FXBLK_ATTR_UUID, sizeof(u), u);
+		 }},
 		{"CREATE: missing NAME", FXBLK_CMD_CREATE, EINVAL,
 		 [](nl_msg *m) {
 			 nla_put_u32(m, FXBLK_ATTR_CHUNK_SECTORS, FXBLK_CHUNK_DEF_SECTORS);
