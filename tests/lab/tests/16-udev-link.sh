@@ -4,7 +4,10 @@
 # /sys/block/fxN/fxblk/name, read by the rule through `udevadm test` (the lab
 # runs no udev daemon; `udevadm test` applies the rules and creates the links
 # itself). After re-creating under another name the link follows the name,
-# and partitions get no link of their own.
+# and partitions get no link of their own. The volume's UUID: the module's
+# /sys/block/fxN/fxblk/uuid is the members' labels' (fxctl passed it at
+# create), `fxctl show` reports it, and the rule links
+# /dev/disk/by-id/fxblk-uuid-<uuid> to the disk.
 . /lab/lib.sh
 set -- $FX_MEMBERS
 [ -f /etc/udev/rules.d/60-fxblk.rules ] || fail "rule file not in the VM"
@@ -22,15 +25,27 @@ udev_add /sys/block/${D#/dev/}
 grep -q "DEVLINKS=.*/dev/fx/kv-cache.0" /tmp/udev.out || { cat /tmp/udev.out; fail "no /dev/fx/kv-cache.0 in DEVLINKS"; }
 [ "$(readlink -f /dev/fx/kv-cache.0)" = "$D" ] || fail "/dev/fx/kv-cache.0 -> $(readlink -f /dev/fx/kv-cache.0), not $D"
 grep -q "FXBLK_NAME=kv-cache.0" /tmp/udev.out || fail "FXBLK_NAME not set"
+fx_json fxctl -o json examine "$1"
+U=$(jqr .label.volume_uuid)
+expect_match "$U" '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$' "label's volume uuid"
+expect_eq "$(cat /sys/block/${D#/dev/}/fxblk/uuid)" "$U" "sysfs fxblk/uuid"
+fx_json fxctl -o json show kv-cache.0
+expect_eq "$(jqr .volume.uuid)" "$U" "show's uuid"
+grep -q "DEVLINKS=.*/dev/disk/by-id/fxblk-uuid-$U" /tmp/udev.out || { cat /tmp/udev.out; fail "no by-id fxblk-uuid link in DEVLINKS"; }
+expect_eq "$(readlink -f /dev/disk/by-id/fxblk-uuid-$U)" "$D" "/dev/disk/by-id/fxblk-uuid-$U"
 fx_run fxctl remove kv-cache.0
 # no udevd here to process the "remove" uevent: drop the links by hand
-rm -rf /dev/fx
+rm -rf /dev/fx "/dev/disk/by-id/fxblk-uuid-$U"
 
 # same members, another name: the link follows the name
 fx_run fxctl create models "$1" "$2"
 D=$(fxdev models) || fail "no device for models"
 udev_add /sys/block/${D#/dev/}
 [ "$(readlink -f /dev/fx/models)" = "$D" ] || fail "/dev/fx/models missing after re-create"
+# a new volume, a new UUID, and its own link
+U2=$(cat /sys/block/${D#/dev/}/fxblk/uuid)
+[ -n "$U2" ] && [ "$U2" != "$U" ] || fail "re-created volume's uuid '$U2' (was $U)"
+expect_eq "$(readlink -f /dev/disk/by-id/fxblk-uuid-$U2)" "$D" "/dev/disk/by-id/fxblk-uuid-$U2"
 
 # a partition is not a volume: no /dev/fx/ link for it
 # one MBR entry: type 0x83, LBA 2048, 8192 sectors; then the 0x55AA signature
@@ -42,5 +57,6 @@ P=/sys/block/${D#/dev/}/${D#/dev/}p1
 [ -d "$P" ] || fail "no partition ${D}p1 after partitioning"
 udev_add "$P"
 grep -q "DEVLINKS=.*/dev/fx/" /tmp/udev.out && fail "partition got a /dev/fx/ link"
+grep -q "DEVLINKS=.*fxblk-uuid-" /tmp/udev.out && fail "partition got a by-id fxblk-uuid link"
 fx_run fxctl remove models
-pass "udev rule links /dev/fx/<name> to the volume, follows renames, skips partitions"
+pass "udev rule links /dev/fx/<name> and /dev/disk/by-id/fxblk-uuid-<label uuid> to the volume, follows renames, skips partitions"
