@@ -84,8 +84,8 @@ static const struct nla_policy fxblk_policy[FXBLK_ATTR_MAX + 1] = {
 	[FXBLK_ATTR_CHUNK_SECTORS] = { .type = NLA_U32 },
 	[FXBLK_ATTR_MEMBERS] = NLA_POLICY_NESTED(fxblk_members_policy),
 	[FXBLK_ATTR_FORCE] = { .type = NLA_FLAG },
-	/* Shorter refused in code: a policy range would answer ERANGE. */
-	[FXBLK_ATTR_UUID] = { .type = NLA_BINARY, .len = FXBLK_UUID_LEN },
+	/* Length checked in code: policy lengths answer ERANGE, not EINVAL. */
+	[FXBLK_ATTR_UUID] = { .type = NLA_BINARY },
 };
 
 /* ---- replies ----------------------------------------------------------- */
