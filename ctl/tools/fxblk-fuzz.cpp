@@ -791,6 +791,11 @@ private:
 				m.attrs.push_back(Attr::leaf(FXBLK_ATTR_CHUNK_SECTORS,
 							     le<std::uint32_t>(chance(50) ? 128 : u32_value())));
 			m.attrs.push_back(members_attr(controlled));
+			// the volume's UUID: usually 16 bytes, sometimes another length
+			if (chance(50))
+				m.attrs.push_back(Attr::leaf(FXBLK_ATTR_UUID,
+							     random_bytes(chance(80) ? FXBLK_UUID_LEN
+										   : pick(40))));
 			break;
 		case FXBLK_CMD_DESTROY:
 			ident();
