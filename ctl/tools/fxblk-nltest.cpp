@@ -22,6 +22,7 @@
 // error, 3 (and "absent") if the module does not report the attribute.
 #include "error.hpp"
 #include "genl_socket.hpp"
+#include "label.hpp"
 
 #include <boost/program_options.hpp>
 #include <cerrno>
@@ -369,6 +370,13 @@ int run_expect(const po::variables_map &vm)
 		nla_put_u32(m, FXBLK_ATTR_CHUNK_SECTORS, vm["chunk"].as<std::uint32_t>());
 	if (vm.count("force"))
 		nla_put_flag(m, FXBLK_ATTR_FORCE);
+	if (vm.count("uuid")) {
+		auto u = label::uuid_from_string(vm["uuid"].as<std::string>());
+		if (!u)
+			throw po::error("--uuid " + vm["uuid"].as<std::string>() +
+					": not a UUID (xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx)");
+		nla_put(m, FXBLK_ATTR_UUID, FXBLK_UUID_LEN, u->data());
+	}
 	if (!members.empty()) {
 		nlattr *ms = nla_nest_start(m, FXBLK_ATTR_MEMBERS | NLA_F_NESTED);
 		for (const auto &a : members) {
@@ -438,6 +446,7 @@ int main(int argc, char **argv)
 		("name", po::value<std::string>(), "FXBLK_ATTR_NAME")
 		("index", po::value<std::uint32_t>(), "FXBLK_ATTR_INDEX")
 		("chunk", po::value<std::uint32_t>(), "FXBLK_ATTR_CHUNK_SECTORS")
+		("uuid", po::value<std::string>(), "FXBLK_ATTR_UUID, in its text form")
 		("member", po::value<std::vector<std::string>>(),
 		 "DEV[,off=N][,sectors=N] (sectors; N may be 'max'); DEV a path or MAJ:MIN; "
 		 "off defaults to 8192")

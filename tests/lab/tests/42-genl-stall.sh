@@ -22,6 +22,8 @@
 #    Once the path is back, fxctl remove exits 0 and the members are free;
 #  - an interrupted removal (fxctl remove killed while it waits) still ends
 #    with a DESTROYED event (F10).
+# Both volumes have a UUID the module knows (sysfs checked), so each fxctl
+# remove takes the volume's lock first (found by that UUID, no member read).
 # Arguments, to see each check fail on an old module: "f10" runs only the
 # last check; "destroy" skips the partition and CREATE checks.
 . /lab/lib.sh
@@ -31,6 +33,7 @@ read -r -a M <<<"${FX_MEMBERS:-}"
 I=3
 CH=65536
 ONLY=${1:-}
+U42C=42424242-4242-4242-8242-424242424242	# t42c's, given by fxblk-nltest
 fx_load
 PIDS=()
 cleanup() {
@@ -93,19 +96,23 @@ fi
 if [ "$ONLY" != f10 ]; then
 	# --- CREATE and DESTROY while member I has no path -------------------
 	[ "$ONLY" != destroy ] || fx_run fxblk-nltest --cmd create --name t42c --chunk 128 \
-		--member "${M[I]}" --member "${M[2]}" --keep --expect 0
+		--member "${M[I]}" --member "${M[2]}" --uuid "$U42C" --keep --expect 0
 	log "removing member $I's nvmet port (${M[I]})"
 	fl_port_del 2
 	if [ "$ONLY" != destroy ]; then
 		# CREATE over the stuck member: no member I/O in the request
 		fl_bounded 10 /tmp/c.out fxblk-nltest --cmd create --name t42c --chunk 128 \
-			--member "${M[I]}" --member "${M[2]}" --keep --expect 0
+			--member "${M[I]}" --member "${M[2]}" --uuid "$U42C" --keep --expect 0
 		rc=$?
 		[ $rc = 124 ] && fail "CREATE over a member without a path still waits after 10 s"
 		[ $rc = 0 ] || { cat /tmp/c.out; fail "CREATE over a member without a path failed ($rc)"; }
 		log "CREATE over the stuck member returned"
 	fi
 	stuck t42c 0
+	# the module knows t42c's UUID: fxctl remove takes the volume's lock
+	# by it, reading no member before the DESTROY
+	D=$(fxdev t42c) || fail "no device for t42c"
+	expect_eq "$(cat "/sys/block/${D#/dev/}/fxblk/uuid")" "$U42C" "t42c's sysfs uuid"
 
 	# an idle dump's time in this VM, for the debug kernel's bound below
 	t0=$(now_ms)
@@ -159,6 +166,8 @@ if [ "$ONLY" != f10 ]; then
 	unstuck
 	fl_wait 120 eval '! running '$RM || fail "fxctl remove still waiting 120 s after the path came back"
 	wait $RM || { cat /tmp/rm.out; fail "fxctl remove --force t42c failed after waiting"; }
+	# it took t42c's lock (no label names t42c, so its lock file stays)
+	[ -e "/run/fxblk/$U42C.lock" ] || fail "fxctl remove took no lock for t42c (no /run/fxblk/$U42C.lock)"
 	fl_wait 10 destroyed t42c || fail "no DESTROYED event for t42c"
 	log "fxctl remove returned after the teardown; DESTROYED seen"
 	# its members are free again
@@ -167,6 +176,10 @@ fi
 
 # --- F10: an interrupted removal still sends DESTROYED ---------------------
 fxdev t42 >/dev/null 2>&1 || fx_run fxctl create t42 --chunk 64K "${M[0]}" "${M[I]}"
+# fxctl create gave the module the labels' UUID: remove takes the lock by it
+D=$(fxdev t42) || fail "no device for t42"
+fx_json fxctl -o json examine "${M[0]}"
+expect_eq "$(cat "/sys/block/${D#/dev/}/fxblk/uuid")" "$(jqr .label.volume_uuid)" "t42's sysfs uuid"
 fl_wait 60 eval "[ \"\$(fxctl -o json show t42 | jq -r '.volume.state')\" = live ]" ||
 	log "t42 is $(fxctl -o json show t42 | jq -r '.volume.state') (member $I reconnecting)"
 log "removing member $I's nvmet port (${M[I]})"
