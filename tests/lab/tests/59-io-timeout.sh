@@ -1,6 +1,6 @@
 #!/bin/bash
 # lab: kernels=6.1,6.12 quick=6.12 members=4 target-dm timeout=900
-# lab-break: --break no-stall
+# lab-break: --break no-stall ~ B: no I/O timeout logged for nvme[0-9]+
 # I/O timeout on one member (issue 18). Member 1's namespace is a dm-linear
 # on the target (--target-dm); suspending it (dmsetup suspend --noflush)
 # holds every command sent to member 1 inside nvmet while the RDMA
