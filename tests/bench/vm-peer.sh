@@ -16,8 +16,12 @@
 #   peerq   the same with fxblk's own NVMe-oF queues to the members
 #           (peer_queues=1 for that run): the target RDMA-writes into the
 #           registered pages; peerq_bytes (debugfs) must equal the bytes read
+#   posix-16m, staged-16m  posix and staged with 16 MiB requests, one in
+#           flight: the issue's model-load shape, where the staged path must
+#           keep several disk reads in flight within one request to reach
+#           >= 0.9x posix
 # One line per path and repeat: `BENCHPEER {json}` with MiB/s, the ratio to
-# the posix run of the same repeat, the staged path's overlapped slots,
+# the posix run of the same repeat (posix-16m for the 16 MiB rows), the staged path's overlapped slots,
 # cpu_s_per_gib (busy time of all VM CPUs from /proc/stat over the run, per
 # GiB read: Soft-RoCE's copies included, which a real NIC does not make)
 # and peerq_bytes.
@@ -38,20 +42,21 @@ HZ=$(getconf CLK_TCK 2>/dev/null || echo 100)	# USER_HZ: 100 on x86 and arm64
 busy() { awk '$1 == "cpu" { print $2 + $3 + $4 + $7 + $8 + $9 }' /proc/stat; }
 # data to read: written once, so reads are not of never-written blocks
 dd if=/dev/urandom of="$DEV" bs=1M count="$SIZE" oflag=direct status=none || fail "fill $DEV"
-PATHS=(posix staged direct peerq)
+PATHS=(posix staged direct peerq posix-16m staged-16m)
 for ((r = 0; r < REPS; r++)); do
-	posix=
+	posix= posix16=
 	for ((i = 0; i < ${#PATHS[@]}; i++)); do
 		p=${PATHS[$(((i + r) % ${#PATHS[@]}))]}
-		fp=$p
+		fp=${p%-16m} blk=$BLOCK dep=$DEPTH
+		[ "$fp" = "$p" ] || { blk=16384; dep=1; }
 		if [ "$p" = peerq ]; then
 			fp=direct
 			echo 1 > $PQ
 		fi
 		q0=$(fx_peerq_sum "$NAME" read_bytes)
 		b0=$(busy)
-		fxctl -o json peer bench bpeer --paths "$fp" --size "${SIZE}M" --block "${BLOCK}K" \
-			--depth "$DEPTH" >/tmp/pb.json 2>/tmp/pb.err ||
+		fxctl -o json peer bench bpeer --paths "$fp" --size "${SIZE}M" --block "${blk}K" \
+			--depth "$dep" >/tmp/pb.json 2>/tmp/pb.err ||
 			fail "fxctl peer bench --paths $fp: $(cat /tmp/pb.err)"
 		b1=$(busy)
 		q1=$(fx_peerq_sum "$NAME" read_bytes)
@@ -64,6 +69,7 @@ for ((r = 0; r < REPS; r++)); do
 			 cpu_s_per_gib: (if .ran and .bytes > 0 then $cpu / $hz / (.bytes / 1073741824) else null end),
 			 peerq_bytes: $pq}' /tmp/pb.json >"/tmp/pb.$p" || fail "fxctl peer bench JSON: $(cat /tmp/pb.json)"
 		[ "$p" != posix ] || posix=$(jq '.mibs' "/tmp/pb.$p")
+		[ "$p" != posix-16m ] || posix16=$(jq '.mibs' "/tmp/pb.$p")
 		# the peer-queue row is the peer queues' only if they moved it all
 		if [ "$p" = peerq ] && [ "$(jq '.ran' "/tmp/pb.$p")" = true ]; then
 			[ "$((q1 - q0))" = "$(jq '.bytes' "/tmp/pb.$p")" ] ||
@@ -73,11 +79,13 @@ for ((r = 0; r < REPS; r++)); do
 		fi
 	done
 	for p in "${PATHS[@]}"; do
-		echo "BENCHPEER $(jq -c --argjson posix "${posix:-null}" \
+		ref=$posix
+		[ "${p%-16m}" = "$p" ] || ref=$posix16
+		echo "BENCHPEER $(jq -c --argjson posix "${ref:-null}" \
 			'. + {ratio_to_posix: (if .mibs != null and $posix != null and $posix > 0 then .mibs / $posix else null end)}' "/tmp/pb.$p")"
 	done
 done
 echo "BENCHPEERINFO $(jq -nc --arg kver "$(uname -r)" --argjson reps "$REPS" --argjson size_mib "$SIZE" \
 	--argjson block_kib "$BLOCK" --argjson depth "$DEPTH" --argjson members "${#M[@]}" \
 	'{kernel: $kver, reps: $reps, size_mib: $size_mib, block_kib: $block_kib, depth: $depth, members: $members, chunk_kib: 512}')"
-pass "peer bench: $REPS repeats of posix, staged, direct and peerq"
+pass "peer bench: $REPS repeats of posix, staged, direct and peerq, and posix and staged with 16 MiB requests"
