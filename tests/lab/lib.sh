@@ -256,3 +256,35 @@ fx_wait_path() {
 	done
 	return 1
 }
+
+# --hostfs (header word hostfs): the host's / exported read-only over
+# virtio-9p (mount tag fxhost), for what the initramfs lacks (python3,
+# numpy, torch). fx_hostfs_run [VAR=VAL...] CMD [ARGS...]: CMD chrooted in
+# it, with the VM's /dev, /proc, /sys and /tmp bound over the host's, a
+# clean environment (PATH, HOME=/tmp, LANG) plus the VARs, and the build
+# tree's fxio package and libfxio (at their host paths, read through the
+# export) on PYTHONPATH and LD_LIBRARY_PATH. Mounted at the first call and
+# left mounted (the page cache of what was read stays warm for the next
+# call); init unmounts it after the script. Returns CMD's status.
+FX_HOSTFS_ROOT=/lab/host
+fx_hostfs_mount() {
+	local r=$FX_HOSTFS_ROOT d
+	[ "${FX_HOSTFS:-0}" = 1 ] || fail "needs the lab's --hostfs (header word hostfs)"
+	awk -v r="$r" '$2 == r {f = 1} END {exit !f}' /proc/mounts && return 0
+	modprobe 9pnet_virtio || fail "modprobe 9pnet_virtio (mkbase.sh MODS)"
+	modprobe 9p || fail "modprobe 9p (mkbase.sh MODS)"
+	mkdir -p "$r"
+	# cache=loose: the export cannot change under a read-only mount's reader
+	# during a run, so the guest may cache its files and metadata
+	mount -t 9p -o trans=virtio,version=9p2000.L,ro,cache=loose,msize=262144 fxhost "$r" ||
+		fail "mount -t 9p fxhost (the host's /, --hostfs)"
+	for d in dev proc sys tmp; do
+		mount --bind "/$d" "$r/$d" || fail "bind /$d into the host's / at $r/$d"
+	done
+}
+fx_hostfs_run() {
+	fx_hostfs_mount
+	chroot "$FX_HOSTFS_ROOT" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/tmp LANG=C.UTF-8 \
+		PYTHONPATH="$FX_HOSTFS_CTL/ctl/fxio/python" LD_LIBRARY_PATH="$FX_HOSTFS_CTL/ctl/fxio" \
+		PYTHONDONTWRITEBYTECODE=1 "$@"
+}

@@ -21,7 +21,8 @@ KROOT=$CACHE/k/$KVER/root
 # modules that are built in or absent from this kernel are skipped.
 MODS="configfs null_blk rdma_rxe ib_uverbs rdma_ucm nvmet nvmet_rdma nvme_rdma
       dm_mod dm_flakey dm_delay dm_mirror md_mod raid0 raid1 veth dummy loop
-      crc32_generic crc32c_generic xfs ext4 virtio_pci virtio_blk nvme nbd"
+      crc32_generic crc32c_generic xfs ext4 virtio_pci virtio_blk nvme nbd
+      9p 9pnet_virtio"
 # Dynamic binaries (found on PATH) copied with their libraries (ldd).
 BINS="bash kmod ip rdma nvme fio dmsetup mdadm jq setpriv lsblk blkid blockdev
       losetup wipefs mkfs.xfs xfs_repair xfs_db mkfs.ext4 e2fsck dumpe2fs
