@@ -1,0 +1,74 @@
+#!/bin/bash
+# lab: kernels=6.12 members=4 hostfs timeout=1200
+# lab-break: full break=nopeer ~ path posix, expected direct
+# The fxio Python package over a real /dev/fxN (4 NVMe-oF members, 64 KiB
+# chunks), with the host's python3, numpy and torch, which the initramfs
+# does not have: the lab's --hostfs exports the host's / read-only over
+# virtio-9p and lib.sh's fx_hostfs_run runs pytest chrooted in it, with the
+# build tree's fxio package and libfxio (the same files ctest's fxio-python
+# ran). ctl/fxio/python/tests/test_fxdev.py (FXIO_TEST_DEV=/dev/fxN): numpy
+# arrays and torch CPU tensors (uint8, float16, bfloat16, int64) written
+# with write_from and read back with read_into, and checked against
+# os.pread/os.pwrite of another descriptor, on the posix path (never
+# registered), the staged path with the host engine (registered as emulated
+# device memory; registered host memory unaligned) and the direct path
+# (registered host memory, block aligned: FXBLK_PEER_IOC_RW), over ranges
+# aligned, inside one block, across chunks and members, larger than the
+# bounce pool (2 slots of 256 KiB here); async futures and batches mixing
+# the paths, each I/O's path and reason asserted; four threads on one File,
+# each on its own path, seeing their own last_path after every I/O, and the
+# file's counters adding up. fxblk.ko always creates /dev/fxblk-peer, so
+# direct is asserted (FXIO_TEST_DIRECT=1), never skipped; every test must
+# pass, none skip. Arg break=nopeer hides /dev/fxblk-peer from the chroot
+# (/dev/null bound over it) while direct is still expected: the direct
+# assertions must fail (make check-full's negative control). Logged, not
+# asserted: how long python3 takes to import numpy and torch over 9p under
+# TCG (cold, then warm).
+. /lab/lib.sh
+read -r -a M <<<"${FX_MEMBERS:-}"
+[ "${#M[@]}" -ge 4 ] || fail "needs 4 members in FX_MEMBERS (got '${FX_MEMBERS:-}')"
+[ "${FX_HOSTFS:-0}" = 1 ] || fail "needs the lab's --hostfs (header word hostfs)"
+fx_load
+cleanup() { fxctl remove t58 >/dev/null 2>&1; }
+trap cleanup EXIT
+fx_run fxctl create t58 --chunk 64K "${M[@]:0:4}"
+DEV=$(fxdev t58) || fail "no /dev/fxN for t58"
+[ -c /dev/fxblk-peer ] || fail "/dev/fxblk-peer missing: fxblk.ko creates it, so direct must be there"
+
+fx_hostfs_mount
+PY=$FX_HOSTFS_CTL/ctl/fxio/python
+[ -d "$FX_HOSTFS_ROOT$PY/fxio" ] || fail "no fxio package at $PY in the host's build tree (make fxctl)"
+if [ "${1:-}" = break=nopeer ]; then
+	mount --bind /dev/null "$FX_HOSTFS_ROOT/dev/fxblk-peer" || fail "break=nopeer: bind mount"
+	log "break=nopeer: /dev/fxblk-peer is /dev/null in the chroot; direct is still expected"
+fi
+
+# the cost of the host's Python under TCG over 9p: the first import reads
+# every file through the export, the second from the guest's cache
+for pass in cold warm; do
+	fx_run fx_hostfs_run python3 -c '
+import time
+t0 = time.monotonic(); import numpy
+t1 = time.monotonic(); import torch
+t2 = time.monotonic(); import fxio
+t3 = time.monotonic()
+print("import numpy %.1f s, torch %.1f s, fxio %.2f s (torch %s, numpy %s, fxio %s from %s)" % (
+    t1 - t0, t2 - t1, t3 - t2, torch.__version__, numpy.__version__, fxio.VERSION, fxio.__file__))'
+	log "python3 in the guest ($pass): $FX_OUT"
+done
+
+T=$FX_HOSTFS_TOP/ctl/fxio/python/tests/test_fxdev.py
+log "pytest $T on $DEV"
+# faulthandler: a test still running after 300 s prints every thread's stack
+fx_hostfs_run FXIO_TEST_DEV="$DEV" FXIO_TEST_DIRECT=1 FXIO_POOL_SLOTS=2 FXIO_SLOT_KIB=256 \
+	python3 -m pytest -v -rA --durations=0 -o faulthandler_timeout=300 -p no:cacheprovider \
+	--basetemp=/tmp/pytest58 "$T" 2>&1 | tee /tmp/pytest.out
+rc=${PIPESTATUS[0]}
+[ "$rc" = 0 ] || fail "pytest over $DEV exited $rc"
+# every test ran and passed: the summary line names nothing but passed (and
+# warnings)
+sum=$(grep -E '^=+ .* in [0-9.]+s' /tmp/pytest.out | tail -n1)
+expect_match "$sum" '^=+ [0-9]+ passed(, [0-9]+ warnings?)? in ' "pytest summary over $DEV"
+n=$(sed -E 's/^=+ ([0-9]+) passed.*/\1/' <<< "$sum")
+[ "$n" -ge 10 ] || fail "pytest over $DEV: only $n tests passed"
+pass "fxio (numpy, torch) over $DEV: $n pytest tests on the posix, staged and direct paths"
