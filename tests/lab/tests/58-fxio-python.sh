@@ -17,7 +17,8 @@
 # bounce pool (2 slots of 256 KiB here); async futures and batches mixing
 # the paths, each I/O's path and reason asserted; four threads on one File,
 # each on its own path, seeing their own last_path after every I/O, and the
-# file's counters adding up. fxblk.ko always creates /dev/fxblk-peer, so
+# file's counters adding up; the KV-cache store (fxio.kvcache) on the raw
+# volume with torch blocks, posix and direct. fxblk.ko always creates /dev/fxblk-peer, so
 # direct is asserted (FXIO_TEST_DIRECT=1), never skipped; every test must
 # pass, none skip. Arg break=nopeer hides /dev/fxblk-peer from the chroot
 # (/dev/null bound over it) while direct is still expected: the direct
