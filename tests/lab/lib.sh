@@ -262,11 +262,15 @@ fx_wait_path() {
 # numpy, torch). fx_hostfs_run [VAR=VAL...] CMD [ARGS...]: CMD chrooted in
 # it, with the VM's /dev, /proc, /sys and /tmp bound over the host's, a
 # clean environment (PATH, HOME=/tmp, LANG) plus the VARs, and the build
-# tree's fxio package and libfxio (at their host paths, read through the
-# export) on PYTHONPATH and LD_LIBRARY_PATH. Mounted at the first call and
-# left mounted (the page cache of what was read stays warm for the next
-# call); init unmounts it after the script. Returns CMD's status.
+# tree's fxio package and libfxio on PYTHONPATH and LD_LIBRARY_PATH. Those
+# and the source tree's fxio tests are copied from the export into the
+# VM's /tmp/fxhost first (FX_HOSTFS_PY, FX_HOSTFS_LIB, FX_HOSTFS_TESTS):
+# a tree under the host's /tmp (a CI clone) is hidden by the VM's /tmp
+# once that is bound. Mounted at the first call and left mounted (the page
+# cache of what was read stays warm for the next call); init unmounts it
+# after the script. Returns CMD's status.
 FX_HOSTFS_ROOT=/lab/host
+FX_HOSTFS_PY=/tmp/fxhost/py FX_HOSTFS_LIB=/tmp/fxhost/lib FX_HOSTFS_TESTS=/tmp/fxhost/tests
 fx_hostfs_mount() {
 	local r=$FX_HOSTFS_ROOT d
 	[ "${FX_HOSTFS:-0}" = 1 ] || fail "needs the lab's --hostfs (header word hostfs)"
@@ -278,6 +282,13 @@ fx_hostfs_mount() {
 	# during a run, so the guest may cache its files and metadata
 	mount -t 9p -o trans=virtio,version=9p2000.L,ro,cache=loose,msize=262144 fxhost "$r" ||
 		fail "mount -t 9p fxhost (the host's /, --hostfs)"
+	[ -d "$r$FX_HOSTFS_CTL/ctl/fxio/python/fxio" ] ||
+		fail "no fxio package at $FX_HOSTFS_CTL/ctl/fxio/python in the host's build tree (make fxctl)"
+	mkdir -p $FX_HOSTFS_PY $FX_HOSTFS_LIB || fail "mkdir /tmp/fxhost"
+	cp -a "$r$FX_HOSTFS_CTL/ctl/fxio/python/fxio" $FX_HOSTFS_PY/ &&
+		cp -a "$r$FX_HOSTFS_CTL/ctl/fxio/"libfxio.so* $FX_HOSTFS_LIB/ &&
+		cp -a "$r$FX_HOSTFS_TOP/ctl/fxio/python/tests" $FX_HOSTFS_TESTS ||
+		fail "copy the fxio package, libfxio and the fxio tests from the export"
 	for d in dev proc sys tmp; do
 		mount --bind "/$d" "$r/$d" || fail "bind /$d into the host's / at $r/$d"
 	done
@@ -285,6 +296,6 @@ fx_hostfs_mount() {
 fx_hostfs_run() {
 	fx_hostfs_mount
 	chroot "$FX_HOSTFS_ROOT" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/tmp LANG=C.UTF-8 \
-		PYTHONPATH="$FX_HOSTFS_CTL/ctl/fxio/python" LD_LIBRARY_PATH="$FX_HOSTFS_CTL/ctl/fxio" \
+		PYTHONPATH=$FX_HOSTFS_PY LD_LIBRARY_PATH=$FX_HOSTFS_LIB \
 		PYTHONDONTWRITEBYTECODE=1 "$@"
 }

@@ -43,8 +43,6 @@ DEV=$(fxdev t58) || fail "no /dev/fxN for t58"
 [ -c /dev/fxblk-peer ] || fail "/dev/fxblk-peer missing: fxblk.ko creates it, so direct must be there"
 
 fx_hostfs_mount
-PY=$FX_HOSTFS_CTL/ctl/fxio/python
-[ -d "$FX_HOSTFS_ROOT$PY/fxio" ] || fail "no fxio package at $PY in the host's build tree (make fxctl)"
 if [ "${1:-}" = break=nopeer ]; then
 	mount --bind /dev/null "$FX_HOSTFS_ROOT/dev/fxblk-peer" || fail "break=nopeer: bind mount"
 	log "break=nopeer: /dev/fxblk-peer is /dev/null in the chroot; direct is still expected"
@@ -64,7 +62,7 @@ print("import numpy %.1f s, torch %.1f s, fxio %.2f s (torch %s, numpy %s, fxio 
 	log "python3 in the guest ($pass): $FX_OUT"
 done
 
-T=$FX_HOSTFS_TOP/ctl/fxio/python/tests/test_fxdev.py
+T=$FX_HOSTFS_TESTS/test_fxdev.py
 log "pytest $T on $DEV"
 # faulthandler: a test still running after 300 s prints every thread's stack
 fx_hostfs_run FXIO_TEST_DEV="$DEV" FXIO_TEST_DIRECT=1 FXIO_POOL_SLOTS=2 FXIO_SLOT_KIB=256 \
