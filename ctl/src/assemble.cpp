@@ -22,7 +22,6 @@
 namespace fxctl {
 namespace po = boost::program_options;
 namespace fs = std::filesystem;
-namespace {
 
 // Where scans report unreadable devices: stderr with -v, else nowhere.
 std::ostream &scan_log(const Ctx &ctx)
@@ -47,6 +46,8 @@ std::string devnames(const std::vector<Candidate> &cands)
 		s += (s.empty() ? "" : " ") + c.devname;
 	return s;
 }
+
+namespace {
 
 std::string refusal(const Plan &p)
 {
@@ -105,48 +106,29 @@ std::string outcome_text(const Plan &p, const Outcome &o)
 }
 
 // Rewrites every member's label from the plan's reference at the next
-// generation (review M3: every rewrite bumps it), with owner @owner: after
-// an import (new owner) or a forced assembly (reused or stale members).
-// Signatures libblkid found on a member are erased first (as create
-// --force does). Members are written in index order; a failure names the
-// member and what the others carry now.
+// generation, with owner @owner: after an import (new owner) or a forced
+// assembly (reused or stale members). Signatures libblkid found on a member
+// are erased first (as create --force does).
 void rewrite_labels(Ctx &ctx, Plan &p, const std::string &owner)
 {
 	MemberIO &io = ctx.env.members();
-	label::Label l = p.reference;
-	l.generation = p.reference.generation + 1;
-	l.owner_nqn = owner;
-	for (std::size_t i = 0; i < p.ordered.size(); ++i) {
-		Candidate &c = p.ordered[i];
-		try {
-			if (!c.signatures.empty()) {
-				io.erase_signatures(c.devnode);
-				ctx.env.err << fmt::format("fxctl: --force: erased {} on {}\n",
-							   fmt::join(c.signatures, ", "), c.devnode);
-			}
-			l.member_index = static_cast<std::uint32_t>(i);
-			io.write_label(c.devnode, l);
-		} catch (const Error &e) {
-			std::string done = i ? fmt::format("members 0..{} carry generation {} now, the "
-							   "others generation {}", i - 1, l.generation,
-							   p.reference.generation)
-					     : std::string("no label was rewritten");
-			throw Error(fmt::format("cannot rewrite the label of {} (member {}) of {}: {}; "
-						"{}; the volume was not started: fix the device and run "
-						"the same command again, with --force when some labels "
-						"were rewritten (it takes the members left behind)",
-						c.devnode, i,
-						volume_object(p.reference), e.what(), done),
-				    e.code());
-		}
-		c.ml.label = l;
+	for (const Candidate &c : p.ordered) {
+		if (c.signatures.empty())
+			continue;
+		io.erase_signatures(c.devnode);
+		ctx.env.err << fmt::format("fxctl: --force: erased {} on {}\n",
+					   fmt::join(c.signatures, ", "), c.devnode);
 	}
+	label::Label next = p.reference;
+	next.owner_nqn = owner;
+	rewrite_members(ctx, p, next,
+			"the volume was not started: fix the device and run the same command "
+			"again, with --force when some labels were rewritten (it takes the "
+			"members left behind)");
 	if (ctx.verbose)
 		ctx.env.err << fmt::format("fxctl: rewrote the labels of {}: generation {}, owner "
-					   "{}\n", volume_object(p.reference), l.generation,
+					   "{}\n", volume_object(p.reference), p.reference.generation,
 					   owner.empty() ? "none" : owner);
-	p.reference.generation = l.generation;
-	p.reference.owner_nqn = owner;
 }
 
 // CREATE the volume of a complete plan, members in index order with the
@@ -409,6 +391,37 @@ std::unique_ptr<RunLock> try_volume_lock(const VolumeUuid &uuid)
 	} catch (const std::exception &) {
 		return nullptr;
 	}
+}
+
+void rewrite_members(Ctx &ctx, Plan &p, label::Label next, const std::string &fix)
+{
+	MemberIO &io = ctx.env.members();
+	const std::uint64_t before = p.reference.generation;
+	next.generation = before + 1;
+	const fs::path records = run_dir() / label::uuid_to_string(next.volume_uuid);
+	for (std::size_t i = 0; i < p.ordered.size(); ++i) {
+		Candidate &c = p.ordered[i];
+		next.member_index = static_cast<std::uint32_t>(i);
+		try {
+			io.write_label(c.devnode, next);
+		} catch (const Error &e) {
+			std::string done = i ? fmt::format("members 0..{} carry generation {} now, the "
+							   "others generation {}", i - 1,
+							   next.generation, before)
+					     : std::string("no label was rewritten");
+			throw Error(fmt::format("cannot rewrite the label of {} (member {}) of {}: {}; "
+						"{}; {}", c.devnode, i, volume_object(p.reference),
+						e.what(), done, fix),
+				    e.code());
+		}
+		c.ml.label = next;
+		// what incremental --defer counts must show the new generation
+		std::error_code ec;
+		if (fs::exists(records / c.devname, ec))
+			write_record(records / c.devname, next, c.devnode);
+	}
+	next.member_index = p.reference.member_index;
+	p.reference = next;
 }
 
 std::unique_ptr<RunLock> running_volume_lock(const Volume &v)

@@ -8,10 +8,18 @@
 #include <array>
 #include <cstdint>
 #include <filesystem>
+#include <iosfwd>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace fxctl {
+
+struct Candidate;
+struct Plan;
+namespace label {
+struct Label;
+}
 
 // Where `incremental` records the members it has seen: RUN_DIR/<uuid>/<disk>,
 // serialised per volume by flock on RUN_DIR/<uuid>.lock (so a member that
@@ -54,6 +62,22 @@ std::unique_ptr<RunLock> running_volume_lock(const Volume &v);
 // file and records under RUN_DIR are removed, under its lock, so that
 // /run does not keep a file per volume ever created. Best effort.
 void forget_volume(const std::array<std::uint8_t, 16> &uuid);
+
+// Where scans report unreadable devices: stderr with -v, else nowhere.
+std::ostream &scan_log(const Ctx &ctx);
+// "\"kv\" (<uuid>)": a volume in messages.
+std::string volume_object(const label::Label &l);
+// "nvme2n1 nvme0n1": the devices' names, space-separated.
+std::string devnames(const std::vector<Candidate> &cands);
+
+// Writes @next to every member of complete plan @p (p.ordered, stripe
+// order; member_index set per member) at the generation after the
+// reference's (review M3: every rewrite of the set bumps it, so a member
+// that missed it is refused as stale), refreshes incremental's records of
+// them, and makes @next the plan's reference. Call with the volume's lock
+// held and the volume not running. A failed write throws Error naming the
+// member, what the others carry now, and then @fix.
+void rewrite_members(Ctx &ctx, Plan &p, label::Label next, const std::string &fix);
 
 void assemble_options(boost::program_options::options_description &,
 		      boost::program_options::options_description &hidden,

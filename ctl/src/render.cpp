@@ -444,6 +444,16 @@ json copy_json(bool valid, bool blank, const std::string &reason)
 
 }  // namespace
 
+json member_id_json(const label::MemberId &m, json into)
+{
+	into["nsid"] = m.nsid;
+	into["subsys_nqn"] = m.subsys_nqn;
+	into["nguid"] = hex_id(m.nguid);
+	into["uuid"] = hex_id(m.uuid).empty() ? "" : label::uuid_to_string(m.uuid);
+	into["eui64"] = hex_id(m.eui64);
+	return into;
+}
+
 json examine_doc(const std::string &device, const label::MemberLabel &ml,
 		 const std::string &reused)
 {
@@ -462,12 +472,7 @@ json examine_doc(const std::string &device, const label::MemberLabel &ml,
 	json members = json::array();
 	for (std::size_t i = 0; i < l.members.size(); i++) {
 		const auto &m = l.members[i];
-		members.push_back({{"index", i},
-				   {"nsid", m.nsid},
-				   {"subsys_nqn", m.subsys_nqn},
-				   {"nguid", hex_id(m.nguid)},
-				   {"uuid", hex_id(m.uuid).empty() ? "" : label::uuid_to_string(m.uuid)},
-				   {"eui64", hex_id(m.eui64)}});
+		members.push_back(member_id_json(m, json{{"index", i}}));
 	}
 	doc["label"] = {{"format_version", l.format_version()},
 			{"owner", l.owner_nqn.empty() ? json(nullptr) : json(l.owner_nqn)},

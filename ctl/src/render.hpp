@@ -45,6 +45,9 @@ json stats_doc(const Volume &v, double timestamp);
 // not describe the same volume layout (re-created meanwhile).
 bool add_interval(json &doc, const json &prev, double seconds);
 json error_doc(const std::string &message, int code, int err);
+// One member's NVMe identity as examine shows it: nsid, subsys_nqn, nguid,
+// uuid, eui64 (identifiers as hex, "" if absent), after the keys of @into.
+json member_id_json(const label::MemberId &m, json into = json::object());
 // examine DEV: "device", "member" (bool), "label_source" (primary, backup or
 // null), "primary"/"backup" {valid, blank, reason}, "label" (null if none):
 // format_version, volume_uuid, volume_name, member_index, member_count,

@@ -13,7 +13,6 @@
 #include <optional>
 
 namespace fxctl {
-namespace {
 
 void check_name(const std::string &name)
 {
@@ -24,6 +23,8 @@ void check_name(const std::string &name)
 		throw UsageError(fmt::format("volume name '{}' looks like a disk name (fxN); "
 					     "choose another", name));
 }
+
+namespace {
 
 // Refuses members carrying a signature (libblkid) or an fxblk label, naming
 // what was found, unless @force.

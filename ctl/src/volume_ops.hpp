@@ -9,6 +9,10 @@
 
 namespace fxctl {
 
+// The name rule of create and rename: the kernel's (FXBLK_NAME_CHARS) and
+// not a disk name (fxN). Throws UsageError saying why.
+void check_name(const std::string &name);
+
 int cmd_create(Ctx &ctx);
 int cmd_remove(Ctx &ctx);
 
