@@ -12,10 +12,12 @@ std::string who(const Candidate &c)
 	return fmt::format("{} (member {})", c.devname, c.ml.label->member_index);
 }
 
-// The first field in which two labels of one set disagree, or "".
-std::string disagreement(const label::Label &a, const label::Label &b)
+// The first field in which two labels of one set disagree, or "". A @stale label (an older generation,
+// taken under --force) may differ in what rename and update --identity
+// rewrite (name, member identities): only the geometry counts.
+std::string disagreement(const label::Label &a, const label::Label &b, bool stale)
 {
-	if (a.volume_name != b.volume_name)
+	if (!stale && a.volume_name != b.volume_name)
 		return fmt::format("name \"{}\" vs \"{}\"", a.volume_name, b.volume_name);
 	if (a.member_count != b.member_count)
 		return fmt::format("member count {} vs {}", a.member_count, b.member_count);
@@ -26,7 +28,7 @@ std::string disagreement(const label::Label &a, const label::Label &b)
 				   b.data_offset_sectors);
 	if (a.data_sectors != b.data_sectors)
 		return fmt::format("data size {} vs {} sectors", a.data_sectors, b.data_sectors);
-	if (a.members != b.members)
+	if (!stale && a.members != b.members)
 		return "the list of member identities";
 	return "";
 }
@@ -168,7 +170,7 @@ Plan plan_volume(const std::vector<Candidate> &group, PlanOptions opts)
 				c.identity->describe()));
 			continue;
 		}
-		std::string differs = disagreement(l, ref);
+		std::string differs = disagreement(l, ref, l.generation < ref.generation);
 		if (!differs.empty()) {
 			p.problems.push_back(fmt::format(
 				"{} and {} carry generation {} of the volume but disagree on {}",

@@ -10,6 +10,7 @@
 #include "doctor.hpp"
 #include "error.hpp"
 #include "fabric_cmds.hpp"
+#include "label_cmds.hpp"
 #include "member_cmds.hpp"
 #include "peer.hpp"
 #include "render.hpp"
@@ -190,6 +191,35 @@ const Command commands[] = {
 	 "members appear again (an \"add\" event: connect, boot; not a \"change\" event). "
 	 "Refused while the volume is open (exit 4). --all stops every volume that is not "
 	 "open and reports the others.", stop_options, cmd_stop},
+	{"rename", "rename NAME|UUID NEW", "Rename a stopped volume in its labels.",
+	 "Give volume NAME (or UUID) the name NEW in every member's label, both copies, at "
+	 "the next generation (like mdadm --assemble --update=name or vgrename); its UUID, "
+	 "geometry and data stay. The volume must be stopped ('fxctl stop NAME' first; "
+	 "exit 4 while it runs) and every member present with labels that agree (as "
+	 "assemble checks; exit 3 when a member is missing). NEW follows create's name rule "
+	 "and must not be the name of another volume whose members are present or that "
+	 "runs (exit 5 is not used: exit 1). Runs under the volume's lock, as assemble and "
+	 "incremental. A member that misses the rewrite (an I/O error, or it was away) has "
+	 "an older generation and is refused by assemble; 'fxctl assemble --force NEW' "
+	 "takes it back.\n\n"
+	 "Example: fxctl stop kv && fxctl rename kv kv-old && fxctl assemble kv-old",
+	 rename_options, cmd_rename},
+	{"update", "update --identity [--volume NAME] [--yes] DEVICE",
+	 "Re-record a member's NVMe identity after a target migration.",
+	 "--identity: DEVICE carries the label of a member whose recorded NVMe identity "
+	 "(subsystem NQN, NSID, NGUID, UUID, EUI-64) is not the one of the namespace it is "
+	 "on now (the target moved, was renamed or regenerated the namespace UUID), so "
+	 "assemble refuses it as foreign. update records DEVICE's identity as that member's "
+	 "in every member's label, at the next generation (older copies are then refused "
+	 "as stale), after showing the old and new identity and asking (on a terminal; "
+	 "without one, --yes is needed). Refused, nothing written, when DEVICE carries no "
+	 "label, when the recorded namespace is itself present (DEVICE is a copy), when "
+	 "DEVICE is another member's namespace, when the volume runs (exit 4), when a "
+	 "member is missing (exit 3) or the labels disagree. --volume NAME refuses unless "
+	 "DEVICE belongs to volume NAME (or UUID). Nothing to do (exit 0) when the "
+	 "identity is already the recorded one.\n\n"
+	 "Example: fxctl update --identity --volume kv /dev/nvme4n1",
+	 update_options, cmd_update},
 	{"incremental", "incremental DEVICE | --defer DEVICE | --uuid UUID",
 	 "Add one member as it appears (for udev).",
 	 "Called by the udev rule when a block device carrying an fxblk label appears (an "

@@ -307,3 +307,244 @@ TEST_CASE("stop and remove wait for the volume's lock, found without label reads
 	CHECK(h.members.wipes.size() == 4);
 	CHECK(!std::filesystem::exists(run_dir() / (std::string(uuid) + ".lock")));
 }
+
+// ---- rename and update --identity (review M4) ----------------------------
+
+namespace {
+
+// Another volume's member on a fifth disk, nvme4n1: volume @name, one member.
+void add_other_volume(Harness &h, const std::string &name)
+{
+	h.devices.add("/dev/nvme4n1", 4);
+	label::Label l = h.members.written.at(order[0]);
+	l.volume_uuid = *label::uuid_from_string("11111111-2222-4333-8444-555555555555");
+	l.volume_name = name;
+	l.member_index = 0;
+	l.member_count = 1;
+	l.members = {h.members.identity("nvme4n1")};
+	h.members.written["/dev/nvme4n1"] = l;
+}
+
+// nvme0n1 (member 1 of kv) after a target migration: another subsystem,
+// NSID and UUID.
+label::MemberId migrated()
+{
+	label::MemberId id;
+	id.subsys_nqn = "nqn.2026-12.org.example:moved";
+	id.nsid = 7;
+	id.uuid = *label::uuid_from_string("aaaaaaaa-bbbb-4ccc-8ddd-eeeeeeeeeeee");
+	return id;
+}
+
+}  // namespace
+
+TEST_CASE("rename rewrites every member's label with the new name at the next generation")
+{
+	Stopped h;
+	REQUIRE(h.run({"rename", "kv", "kv2"}) == 0);
+	CHECK(h.out.str() == fmt::format("renamed \"kv\" ({}) to \"kv2\": labels of nvme2n1 nvme0n1 "
+					 "nvme3n1 nvme1n1 rewritten at generation 2; 'fxctl "
+					 "assemble kv2' starts it\n", uuid));
+	CHECK(h.members.writes == order);
+	for (std::size_t i = 0; i < 4; ++i) {
+		CHECK(h.label(i).volume_name == "kv2");
+		CHECK(h.label(i).generation == 2);
+		CHECK(h.label(i).member_index == i);
+		CHECK(label::uuid_to_string(h.label(i).volume_uuid) == uuid);
+	}
+	CHECK(h.state.creates.empty());  // renamed, not started
+	CHECK(h.run({"assemble", "kv"}) == 3);
+	REQUIRE(h.run({"assemble", "kv2"}) == 0);
+	CHECK(h.state.creates.at(0).name == "kv2");
+
+	// JSON: the one print path, schema_version
+	REQUIRE(h.run({"stop", "kv2"}) == 0);
+	h.state.volumes.clear();
+	REQUIRE(h.run({"-o", "json", "rename", uuid, "kv3"}) == 0);
+	auto doc = nlohmann::json::parse(h.out.str());
+	CHECK(doc.at("schema_version").is_number());
+	CHECK(doc.at("old_name") == "kv2");
+	CHECK(doc.at("name") == "kv3");
+	CHECK(doc.at("generation") == 3);
+	CHECK(doc.at("renamed") == true);
+}
+
+TEST_CASE("rename refuses a running volume, a taken or invalid name, a missing member")
+{
+	Stopped h;
+	REQUIRE(h.run({"assemble", "kv"}) == 0);
+	h.members.writes.clear();
+	CHECK(h.run({"rename", "kv", "kv2"}) == 4);
+	CHECK(h.err.str() == fmt::format("fxctl: cannot rename \"kv\" ({}): it is running as "
+					 "/dev/fx0; its labels are rewritten only while it is "
+					 "stopped: 'fxctl stop kv' first, then run the command "
+					 "again\n", uuid));
+	CHECK(h.members.writes.empty());
+	REQUIRE(h.run({"stop", "kv"}) == 0);
+	h.state.volumes.clear();
+
+	add_other_volume(h, "other");
+	CHECK(h.run({"rename", "kv", "other"}) == 1);
+	CHECK(has(h.err.str(), "cannot rename \"kv\" (" + std::string(uuid) +
+				       ") to \"other\": volume \"other\" (11111111-2222-4333-"
+				       "8444-555555555555) already carries that name"));
+	CHECK(h.run({"rename", "kv", "fx3"}) == 2);
+	CHECK(has(h.err.str(), "looks like a disk name"));
+	CHECK(h.run({"rename", "kv", "bad/name"}) == 2);
+	CHECK(h.run({"rename", "kv"}) == 2);
+	CHECK(h.run({"rename", "nosuch", "kv2"}) == 3);
+	CHECK(has(h.err.str(), "no member of a volume named \"nosuch\" found"));
+	CHECK(h.members.writes.empty());
+
+	h.devices.devs.at(order[1]).holders = {"fx9"};  // held by a volume the kernel runs
+	CHECK(h.run({"rename", "kv", "kv2"}) == 4);
+	CHECK(has(h.err.str(), "/dev/nvme0n1 (member 1) is in use by fx9; stop or remove fx9 "
+			       "first"));
+	h.devices.devs.at(order[1]).holders.clear();
+	CHECK(h.members.writes.empty());
+
+	h.devices.devs.erase(order[2]);
+	CHECK(h.run({"rename", "kv", "kv2"}) == 3);
+	CHECK(has(h.err.str(), "cannot rename \"kv\""));
+	CHECK(has(h.err.str(), "member 2 of 4 is missing"));
+	CHECK(h.members.writes.empty());
+}
+
+TEST_CASE("a member that missed a rename is refused at assemble as stale, naming it")
+{
+	Stopped h;
+	h.members.fail_write = order[2];  // nvme3n1, member 2
+	CHECK(h.run({"rename", "kv", "kv2"}) == 1);
+	CHECK(has(h.err.str(), "cannot rewrite the label of /dev/nvme3n1 (member 2) of \"kv\""));
+	CHECK(has(h.err.str(), "members 0..1 carry generation 2 now, the others generation 1; "
+			       "'fxctl assemble --force kv2' takes the members left behind"));
+	h.members.fail_write.clear();
+	CHECK(h.run({"assemble", "kv2"}) == 1);
+	CHECK(has(h.err.str(), "nvme3n1 (member 2) has a stale label: generation 1, but "));
+	CHECK(has(h.err.str(), "has generation 2"));
+	CHECK(h.state.creates.empty());
+	REQUIRE(h.run({"assemble", "--force", "kv2"}) == 0);
+	for (std::size_t i = 0; i < 4; ++i) {
+		CHECK(h.label(i).volume_name == "kv2");
+		CHECK(h.label(i).generation == 3);
+	}
+}
+
+TEST_CASE("update --identity re-records a migrated member's identity on every member")
+{
+	Stopped h;
+	const label::MemberId was = h.label(1).members[1];
+	h.members.ids["nvme0n1"] = migrated();
+	CHECK(h.run({"assemble", "kv"}) == 3);  // foreign until updated
+	CHECK(has(h.err.str(), "nvme0n1 (member 1) is foreign"));
+
+	h.answer = true;
+	REQUIRE(h.run({"update", "--identity", "/dev/nvme0n1"}) == 0);
+	REQUIRE(h.questions.size() == 1);
+	CHECK(h.questions[0] == fmt::format("re-record the identity of /dev/nvme0n1 of member 1 of "
+					    "\"kv\" ({}): recorded {}, now {}?", uuid,
+					    was.describe(), migrated().describe()));
+	CHECK(h.out.str() == fmt::format("updated the identity of member 1 of \"kv\" ({})\n"
+					 "  old: {}\n  new: {}\nlabels of nvme2n1 nvme0n1 nvme3n1 "
+					 "nvme1n1 rewritten at generation 2\n",
+					 uuid, was.describe(), migrated().describe()));
+	CHECK(h.members.writes == order);
+	for (std::size_t i = 0; i < 4; ++i) {
+		CHECK(h.label(i).generation == 2);
+		CHECK(h.label(i).members[1] == migrated());
+		CHECK(h.label(i).member_index == i);
+		CHECK(h.label(i).volume_name == "kv");
+	}
+	// again: nothing to do
+	h.members.writes.clear();
+	REQUIRE(h.run({"update", "--identity", "--volume", "kv", "/dev/nvme0n1"}) == 0);
+	CHECK(has(h.out.str(), "already records its identity"));
+	CHECK(h.members.writes.empty());
+	REQUIRE(h.run({"assemble", "kv"}) == 0);
+	CHECK(h.created_minors() == std::vector<std::uint32_t>{2, 0, 3, 1});
+}
+
+TEST_CASE("update --identity shows the old and new identity in JSON")
+{
+	Stopped h;
+	h.members.ids["nvme0n1"] = migrated();
+	REQUIRE(h.run({"-o", "json", "update", "--identity", "--yes", "/dev/nvme0n1"}) == 0);
+	CHECK(h.questions.empty());
+	auto doc = nlohmann::json::parse(h.out.str());
+	CHECK(doc.at("schema_version").is_number());
+	CHECK(doc.at("device") == "/dev/nvme0n1");
+	CHECK(doc.at("name") == "kv");
+	CHECK(doc.at("uuid") == uuid);
+	CHECK(doc.at("member_index") == 1);
+	CHECK(doc.at("old_identity").at("subsys_nqn") == "nqn.2026-12.org.example:nvme0n1");
+	CHECK(doc.at("new_identity").at("subsys_nqn") == "nqn.2026-12.org.example:moved");
+	CHECK(doc.at("new_identity").at("nsid") == 7);
+	CHECK(doc.at("new_identity").at("uuid") == "aaaaaaaa-bbbb-4ccc-8ddd-eeeeeeeeeeee");
+	CHECK(doc.at("new_identity").at("nguid") == "");
+	CHECK(doc.at("generation") == 2);
+	CHECK(doc.at("updated") == true);
+}
+
+TEST_CASE("update --identity refuses without a label, a copy, a running or torn set")
+{
+	Stopped h;
+	h.members.ids["nvme0n1"] = migrated();
+	// not confirmed, no terminal
+	h.answer = false;
+	CHECK(h.run({"update", "--identity", "/dev/nvme0n1"}) == 1);
+	CHECK(has(h.err.str(), "the identity of /dev/nvme0n1 is not updated (not confirmed)"));
+	h.answer = std::nullopt;
+	CHECK(h.run({"update", "--identity", "/dev/nvme0n1"}) == 1);
+	CHECK(has(h.err.str(), "run 'fxctl update --identity --yes /dev/nvme0n1'"));
+	CHECK(h.members.writes.empty());
+	// usage
+	CHECK(h.run({"update", "/dev/nvme0n1"}) == 2);
+	CHECK(h.run({"update", "--identity"}) == 2);
+	// another volume named
+	CHECK(h.run({"update", "--identity", "--yes", "--volume", "db", "/dev/nvme0n1"}) == 1);
+	CHECK(has(h.err.str(), "/dev/nvme0n1 is member 1 of \"kv\" (" + std::string(uuid) +
+				       "), not of volume \"db\""));
+	// a disk without a label
+	h.devices.add("/dev/nvme5n1", 5);
+	CHECK(h.run({"update", "--identity", "--yes", "/dev/nvme5n1"}) == 3);
+	CHECK(has(h.err.str(), "/dev/nvme5n1 carries no fxblk label: it belongs to no volume"));
+	// the labels disagree
+	h.label(3).chunk_sectors *= 2;
+	CHECK(h.run({"update", "--identity", "--yes", "/dev/nvme0n1"}) == 1);
+	CHECK(has(h.err.str(), "cannot update the identity of member 1 of \"kv\""));
+	CHECK(has(h.err.str(), "disagree on"));
+	h.label(3).chunk_sectors /= 2;
+	// a member missing
+	auto gone = h.devices.devs.extract(order[2]);
+	CHECK(h.run({"update", "--identity", "--yes", "/dev/nvme0n1"}) == 3);
+	CHECK(has(h.err.str(), "member 2 of 4 is missing"));
+	h.devices.devs.insert(std::move(gone));
+	CHECK(h.members.writes.empty());
+	// running
+	h.state.volumes.push_back(fixed_volume());
+	h.state.volumes.back().name = "kv";
+	CHECK(h.run({"update", "--identity", "--yes", "/dev/nvme0n1"}) == 4);
+	CHECK(has(h.err.str(), "it is running as /dev/fx0"));
+	CHECK(has(h.err.str(), "'fxctl stop kv' first"));
+	h.state.volumes.clear();
+	CHECK(h.members.writes.empty());
+}
+
+TEST_CASE("update --identity refuses a copy beside the namespace the labels record")
+{
+	Stopped h;
+	// nvme4n1 carries a copy of member 1's label (a dd clone); the real
+	// member 1 (nvme0n1) is present with its recorded identity
+	h.devices.add("/dev/nvme4n1", 4);
+	h.members.written["/dev/nvme4n1"] = h.label(1);
+	CHECK(h.run({"update", "--identity", "--yes", "/dev/nvme4n1"}) == 1);
+	CHECK(has(h.err.str(), "/dev/nvme0n1 is the namespace the labels record as member 1 of "
+			       "\"kv\""));
+	CHECK(has(h.err.str(), "/dev/nvme4n1 is a copy of its label"));
+	// another member's namespace cannot be member 1 too
+	h.devices.devs.erase("/dev/nvme4n1");
+	h.members.ids["nvme0n1"] = h.label(0).members[0];
+	CHECK(h.run({"update", "--identity", "--yes", "/dev/nvme0n1"}) == 1);
+	CHECK(has(h.err.str(), "it cannot be member 1 too"));
+	CHECK(h.members.writes.empty());
+}
