@@ -7,7 +7,9 @@
 # member with an xfs signature or another volume's label unless --force;
 # a destroyed primary label -> examine uses the backup and says so; both
 # destroyed -> not a member (exit 3; --export prints nothing, exit 0);
-# fxctl remove wipes the volume's labels, so the members can be reused.
+# fxctl remove wipes the volume's labels, so the members can be reused;
+# fxctl rename is refused while the volume runs, renames a stopped one in
+# every label at the next generation, and assemble finds it by the new name.
 # --break CHECK makes one check fail on purpose (see the case below).
 . /lab/lib.sh
 BREAK=
@@ -124,6 +126,21 @@ expect_eq "$rc" 3 "examine -o json on a non-member: exit status"
 expect_eq "$(jq -r '.member, .label, .primary.blank, .backup.blank' <<<"$J" | paste -sd,)" "false,null,true,true" "examine -o json on a non-member"
 # --- fxctl remove wipes the volume's labels: the members are free again -------
 fx_run fxctl create --force lab30 "${M[@]}"
+# --- rename (review M4): refused while running; a stopped volume gets the new
+# name in every member's label at the next generation, and assembles by it
+fx_expect_fail --rc 4 --msg "is running as /dev/fx[0-9]+.*'fxctl stop lab30' first" \
+	fxctl rename lab30 lab30r
+stop lab30
+fx_run fxctl rename lab30 lab30r
+for m in "${M[@]}"; do
+	fx_run fxctl examine --export "$m"
+	expect_match "$FX_OUT" '^FXBLK_NAME=lab30r$' "$m: rename wrote the new name"
+	expect_match "$FX_OUT" '^FXBLK_GENERATION=2$' "$m: rename bumped the generation"
+done
+fx_expect_fail --rc 3 --msg 'no member of a volume named "lab30" found' fxctl assemble lab30
+fx_run fxctl rename lab30r lab30
+fx_run fxctl assemble lab30
+expect_match "$FX_OUT" "^assembled \"lab30\" \([0-9a-f-]{36}\) as /dev/fx[0-9]+ from " "assemble after rename"
 [ "$BREAK" = remove ] && stop lab30 || fx_run fxctl -v remove lab30
 for m in "${M[@]}"; do
 	fx_expect_fail --rc 3 --msg 'not an fxblk member' fxctl examine "$m"
