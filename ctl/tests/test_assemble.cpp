@@ -548,3 +548,17 @@ TEST_CASE("update --identity refuses a copy beside the namespace the labels reco
 	CHECK(has(h.err.str(), "it cannot be member 1 too"));
 	CHECK(h.members.writes.empty());
 }
+
+TEST_CASE("rename refreshes incremental's records: the set stays complete at the new generation")
+{
+	Stopped h;
+	for (std::size_t i = 0; i < 3; ++i)
+		REQUIRE(h.run({"incremental", "--defer", order[i]}) == 0);
+	REQUIRE(h.run({"rename", "kv", "kv2"}) == 0);
+	// the fourth member's record carries generation 2, as the others now
+	REQUIRE(h.run({"incremental", "--defer", order[3]}) == 0);
+	CHECK(h.out.str() == "FXBLK_COMPLETE=1\n");
+	REQUIRE(h.run({"incremental", "--uuid", uuid}) == 0);
+	REQUIRE(h.state.creates.size() == 1);
+	CHECK(h.state.creates[0].name == "kv2");
+}
