@@ -1,6 +1,6 @@
 #!/bin/bash
 # lab: kernels=6.1,6.12 quick=6.12 members=4 size-mb=256 persist boots=3 timeout=600
-# lab-break: on=6.12 full break=drop-fua ~ acknowledged (metadata |FUA )?writes lost or changed by the crash
+# lab-break: on=6.12 break=drop-fua ~ acknowledged (metadata |FUA )?writes lost or changed by the crash
 # Crash consistency: every acknowledged write survives a crash of the VM, at
 # several crash points per run, on xfs and ext4 and behind them.
 # Members are loop devices over files on the lab's persistent disk

@@ -1,6 +1,6 @@
 #!/bin/bash
 # lab: kernels=6.1,6.12 quick=6.12 members=4 size-mb=320 udev timeout=600
-# lab-break: full --break primary ~ label source with its primary damaged
+# lab-break: --break primary ~ label source with its primary damaged
 # Volumes come back by themselves, through the real udevd and our rules
 # (udev/60-fxblk.rules, 61-fxblk-assembly.rules): create + mkfs.xfs + data,
 # stop, disconnect every member and reconnect them in another order (kernel

@@ -1,6 +1,6 @@
 #!/bin/bash
 # lab: kernels=6.1,6.12 quick=6.1 members=4 size-mb=128 persist boots=2 udev no-connect file=systemd/fxblk-connect.service timeout=500
-# lab-break: full break=uuid ~ did not assemble by itself after the reboot
+# lab-break: break=uuid ~ did not assemble by itself after the reboot
 # A volume survives a reboot of the VM and comes back by itself (issue 7):
 # the members are files on the lab's persistent disk (--persist), served by
 # nvmet; the VM boots twice on them (--boots 2). The host side starts empty
