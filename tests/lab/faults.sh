@@ -25,6 +25,8 @@ fl_skip() { echo "SKIP: $FX_TEST: $*"; FL_SKIPS=$((FL_SKIPS + 1)); }
 
 # fl_now: guest uptime in seconds (float)
 fl_now() { cut -d' ' -f1 /proc/uptime; }
+# fl_since T0: seconds since fl_now gave T0, one decimal
+fl_since() { awk -v a="$1" -v b="$(fl_now)" 'BEGIN {printf "%.1f", b - a}'; }
 
 # The debug kernel (KASAN, lockdep: make check-debug) runs the same work
 # several times slower under TCG, and make check-debug gives each run three

@@ -86,16 +86,16 @@ fl_wait 30 eval 'dmesg | grep -qE "$C1: I/O .*QID [0-9]+ timeout"' ||
 	fail "B: no I/O timeout logged for $C1 within 30 s: $(dmesg | grep -i "$C1" | tail -3)"
 fl_wait 10 eval 'dmesg | grep -q "$C1: starting error recovery"' ||
 	fail "B: no error recovery logged for $C1"
-log "B: $(dmesg | grep -E "$C1: I/O .*timeout" | head -1 | sed 's/^\[[^]]*\] //') after $(awk -v a="$t0" -v b="$(fl_now)" 'BEGIN {printf "%.1f", b - a}') s"
+log "B: $(dmesg | grep -E "$C1: I/O .*timeout" | head -1 | sed 's/^\[[^]]*\] //') after $(fl_since "$t0") s"
 sleep $STALL_S
 
 # C
 dmsetup resume fxtgt1 || fail "C: dmsetup resume fxtgt1"
-log "C: member 1's target device resumed ($(awk -v a="$t0" -v b="$(fl_now)" 'BEGIN {printf "%.1f", b - a}') s after the suspend)"
+log "C: member 1's target device resumed ($(fl_since "$t0") s after the suspend)"
 fl_wait 180 eval "! kill -0 $BG 2>/dev/null" || fail "C: the write + fsync did not complete within 180 s of the resume"
 wait $BG; rc=$?; BG=
 [ $rc = 0 ] || fail "C: write + fsync over the stalled member failed (dd exit $rc: $(cat /tmp/dd.err))"
-log "C: write + fsync completed $(awk -v a="$t0" -v b="$(fl_now)" 'BEGIN {printf "%.1f", b - a}') s after the suspend"
+log "C: write + fsync completed $(fl_since "$t0") s after the suspend"
 cmp -n $((8 * MIB)) /tmp/ref "$DEV" || fail "C: the 8 MiB read back differ from what was written"
 fl_wait 60 eval '[ "$(fl_ctrl_state "$C1")" = live ]' || fail "C: $C1 is $(fl_ctrl_state "$C1"), not live"
 fxctl -o json stats $V >/tmp/st || fail "fxctl stats $V"
