@@ -25,6 +25,9 @@ PKGS=(
 	# 6.12+ headers generate BTF for modules (CONFIG_DEBUG_INFO_BTF_MODULES):
 	# pahole (dwarves in older releases)
 	pahole
+	# make check's compiler cache (tests/check.sh: CCACHE_DIR in the cache
+	# directory), so a clean clone does not compile what the last run did
+	ccache
 	# make check fuzzes the label decoder with libFuzzer (tests/fuzz-label.sh)
 	clang libclang-rt-14-dev
 	# make kernel-debug builds the lab's debug kernel from linux-source

@@ -77,6 +77,28 @@ export FXBLK_WERROR=1
 mkdir -p "$LOGDIR"
 rm -f "$LOGDIR"/*.log
 
+# A compiler cache (ccache, from make deps) in $CACHE/ccache, for the host
+# compilers: a clean clone compiles the same sources for the same kernels
+# with the same flags as the run before it, minutes of CPU that the lab's
+# VMs need. CCACHE_BASEDIR makes ctl's objects match a clone at another
+# path too; kbuild compiles from the headers' directory, so the module's
+# objects match only those of a clone at the same path.
+# ccache replays each compiler's messages with its object, so -Werror and
+# the warning checks see the same warnings. The chroot builds (7.2, 7.3)
+# and DKMS do not use it (FXBLK_CCACHE is passed to kmod/Makefile and the
+# lab modules only, not exported). Without ccache: built as before.
+CCACHE=
+if command -v ccache >/dev/null && mkdir -p "$CACHE/ccache" 2>/dev/null && [ -w "$CACHE/ccache" ]; then
+	CCACHE=ccache
+	export CCACHE_DIR=$CACHE/ccache CCACHE_BASEDIR=$TOP CCACHE_NOHASHDIR=1
+	# ctl's targets use precompiled headers, which ccache caches only so
+	export CCACHE_SLOPPINESS=pch_defines,time_macros
+	export CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-4G}
+else
+	echo "check: note: no ccache or $CACHE/ccache not writable: every build compiles from scratch ('make deps' installs ccache)"
+fi
+CMAKE_CCACHE=(${CCACHE:+-DCMAKE_C_COMPILER_LAUNCHER=$CCACHE -DCMAKE_CXX_COMPILER_LAUNCHER=$CCACHE})
+
 PASSED=0 FAILED=0 SKIPPED=0 NOTES=0 FAILS=() FAIL_LOGS=()
 T_ALL=$SECONDS
 
@@ -269,7 +291,7 @@ pool_unit() {
 	t0=$SECONDS
 	{
 		echo "# unit $label: build"
-		cmake -S "$TOP" -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@" &&
+		cmake -S "$TOP" -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo "${CMAKE_CCACHE[@]}" "$@" &&
 			cmake --build "$dir" -j"$JOBS"
 	} > "$log" 2>&1 < /dev/null
 	rc=$?
@@ -300,7 +322,7 @@ pool_add "unit ctl" 1000 pool_unit "$TOP/build/ctl" ctl
 # ---- module builds with -Werror -----------------------------------------
 module_build() {	# -Werror is in kmod/Kbuild; also refuse any warning text
 	local k=$1 out
-	out=$(make -C "$TOP/kmod" KVER="$k" BUILD="$TOP/build/kmod" 2>&1)
+	out=$(make -C "$TOP/kmod" KVER="$k" BUILD="$TOP/build/kmod" FXBLK_CCACHE=$CCACHE 2>&1)
 	local rc=$?
 	echo "$out"
 	[ $rc = 0 ] || return 1
@@ -330,7 +352,7 @@ done
 # 6.1 headers, scripts/fetch-foreign-headers.sh)
 refuses_32bit() {
 	local k=$1 out rc src
-	out=$(make -C "$TOP/kmod" KVER="$k" BUILD="$TOP/build/kmod" 2>&1)
+	out=$(make -C "$TOP/kmod" KVER="$k" BUILD="$TOP/build/kmod" FXBLK_CCACHE=$CCACHE 2>&1)
 	rc=$?
 	echo "$out"
 	[ $rc != 0 ] || { echo "make -C kmod built for 32-bit $k"; return 1; }
@@ -396,6 +418,9 @@ pool_add "packages: install, deb, lintian, dkms 6.12, upgrade/purge, rpm" 1000 \
 	env FXBLK_PKG_FULL=0 bash "$TOP/tests/packages.sh"
 
 # ---- lab tests -----------------------------------------------------------
+# LAB_RUN: tests/lab/run, its test modules (tests/lab/modules/build.sh)
+# compiled through the compiler cache (a command line the log shows as is)
+LAB_RUN=(env FXBLK_CCACHE="$CCACHE" "$TOP/tests/lab/run")
 lab_kernel_ok() { [[ ,$LAB_KERNELS, == *,$1,* ]]; }
 # First collect the runs (name, kernel, options), so that module + tools are
 # built once for all of them instead of by every run.
@@ -445,7 +470,7 @@ fi
 pool_add_debug() {
 	local to=
 	[[ ,$kernels, != *,6.12,* ]] || to=$((3 * ${timeout:-600}))
-	pool_add "lab debug: $1" "${timeout:-600}" "$TOP/tests/lab/run" --no-build \
+	pool_add "lab debug: $1" "${timeout:-600}" "${LAB_RUN[@]}" --no-build \
 		--kernel "$(kver debug)" "${opts[@]}" ${to:+--timeout $to} -- "$2"
 }
 LAB_SCRIPTS=("$TOP"/tests/lab/tests/*.sh)
@@ -492,7 +517,7 @@ for script in "${LAB_SCRIPTS[@]}"; do
 			continue
 		fi
 		# expected length for the pool's order: the header's timeout
-		pool_add "lab $s: $name" "${timeout:-600}" "$TOP/tests/lab/run" --no-build \
+		pool_add "lab $s: $name" "${timeout:-600}" "${LAB_RUN[@]}" --no-build \
 			--kernel "$s" "${opts[@]}" -- "$script"
 	done
 done
@@ -560,20 +585,21 @@ for script in "${LAB_SCRIPTS[@]}"; do
 			skip_test "$cname" "kernel $on not in FXBLK_LAB_KERNELS=$LAB_KERNELS"
 			continue
 		fi
-		pool_add "$cname" "${timeout:-600}" control_run "$ere" "$TOP/tests/lab/run" --no-build \
+		pool_add "$cname" "${timeout:-600}" control_run "$ere" "${LAB_RUN[@]}" --no-build \
 			--kernel "$on" "${opts[@]}" -- "$script" "${cargs[@]}"
 	done < <(sed -n 's/^# lab-break: *//p' "$script")
 done
 lab_build() {	# a failure is a failed test; the runs then use what exists
+	# (the compiler as module_build gave it, or kbuild would build again)
 	local s
 	for s in ${LAB_KERNELS//,/ }; do
 		[[ " $NEW_KERNELS " != *" $s "* ]] || kernel_ready "$s" || continue
-		make -s -C "$TOP" module KVER="$(kver "$s")" || return 1
+		make -s -C "$TOP" module KVER="$(kver "$s")" FXBLK_CCACHE=$CCACHE || return 1
 	done
 	if [ "$DEBUG_QUICK_ON" = 1 ]; then
 		local d
 		d=$(kver debug)
-		make -s -C "$TOP" module KVER="$d" || return 1
+		make -s -C "$TOP" module KVER="$d" FXBLK_CCACHE=$CCACHE || return 1
 		# 90-kmemleak's positive control, where make kernel-debug puts it
 		mkdir -p "$TOP/build/lab-debug"
 		cp "$CACHE/k/$d/root/lib/modules/$d/kernel/samples/kmemleak/kmemleak-test.ko" \

@@ -62,7 +62,7 @@ S=$(stamp)
 		KMAKE=("$TOP/scripts/chroot-run.sh" "$(cat "$CACHE/k/$KVER/chroot")" --bind "$B" --
 			make -s -C "/usr/src/linux-headers-$KVER")
 	else
-		KMAKE=(make -s -C "$KDIR" CC=gcc)
+		KMAKE=(make -s -C "$KDIR" CC="${FXBLK_CCACHE:+$FXBLK_CCACHE }gcc")
 	fi
 	rm -f "$B"/*.ko
 	if ! "${KMAKE[@]}" M="$B" FXLAB_OLD=$OLD modules >"$B/build.log" 2>&1; then
