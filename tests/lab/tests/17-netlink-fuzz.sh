@@ -1,5 +1,6 @@
 #!/bin/bash
 # lab: kernels=6.1,6.12 quick=6.12 members=4 timeout=900 file=tests/fuzz/netlink-seeds
+# lab-break: 2000 1 break=hold ~ fxblk module reference count after fuzzing \(before: [0-9]+\): got
 # Hostile netlink input: fxblk-fuzz sends random and mutated messages for
 # every command of family "fxblk" (wrong types and lengths, truncated and
 # overlong attributes, huge member counts, u64-max offsets, unknown

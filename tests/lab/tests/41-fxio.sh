@@ -1,5 +1,6 @@
 #!/bin/bash
 # lab: kernels=6.1,6.12 quick=6.12 members=2 timeout=600 file=build/ctl/fxio-cp:/lab/bin/fxio-cp
+# lab-break: break=nopeer ~ does not match /path=\(direct\) /
 # libfxio against a real /dev/fxN (2 NVMe-oF members, 64 KiB chunks) with the
 # host copy engine. Data both ways, checked against dd: libfxio writes, dd
 # reads back; dd writes, libfxio reads; for a buffer never registered
