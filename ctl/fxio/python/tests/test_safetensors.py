@@ -303,15 +303,22 @@ def test_more_dtypes(tmp_path):
 
 
 def test_load_paths_and_stats(tmp_path):
-    """The bulk read goes by O_DIRECT straight into the buffer (posix),
-    or through the pool when the buffer is registered as device memory
-    (staged); the tensors are the same."""
+    """The bulk read goes by O_DIRECT straight into the buffer (posix), in
+    pieces of request_bytes, or through the pool when the buffer is
+    registered as device memory (staged); the tensors are the same."""
     a = np.arange(300000, dtype=np.float32)  # ~1.2 MiB: several blocks and a tail
     path = tmp_path / "p.safetensors"
     st.save({"a": a}, path)
     s1, s2 = {}, {}
     assert np.array_equal(st.load(path, stats=s1)["a"], a)
     assert np.array_equal(st.load(path, memory="emulated", stats=s2)["a"], a)
-    assert s1["ios"]["posix"] >= 2 and s1["ios"]["staged"] == 0, s1
-    assert s1["bytes"]["posix"] >= path.stat().st_size
+    size = path.stat().st_size
+    assert s1["ios"]["posix"] == 2 and s1["ios"]["staged"] == 0, s1  # header + one 4 MiB piece
+    assert s1["bytes"]["posix"] >= size
+    # pieces of 256 KiB: one I/O each (one batch), the tensors the same
+    s3 = {}
+    assert np.array_equal(st.load(path, stats=s3, request_bytes=256 << 10)["a"], a)
+    assert s3["ios"]["posix"] == 1 + -(-size // (256 << 10)), s3
+    with pytest.raises(ValueError, match="multiple of 4096"):
+        st.load(path, request_bytes=1000)
     assert s2["ios"]["staged"] >= 1 and s2["bytes"]["staged"] >= path.stat().st_size - 4096, s2
