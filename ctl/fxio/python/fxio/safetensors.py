@@ -319,25 +319,60 @@ def header_bytes(tensors, metadata=None):
     return struct.pack("<Q", len(raw)) + raw, placed
 
 
-def save(tensors, path, metadata=None, sync=True):
+def save(tensors, path, metadata=None, sync=True, request_bytes=REQUEST_BYTES, window=8):
     """Writes {name: numpy array or torch tensor} to @path as safetensors
     (a checkpoint), through libfxio, in the order and layout safetensors'
     own writer uses (header_bytes()). With @sync (the default) the file's
     data is durable when save returns (File.sync(): a crash then loses no
     byte of the checkpoint); sync=False leaves that to the caller, as
-    torch.save does. Returns the file's size."""
+    torch.save does. Returns the file's size.
+
+    How it writes: the file's bytes (header, then the tensors) are copied
+    in order into @window aligned buffers of @request_bytes, each full
+    window written as one libfxio batch (O_DIRECT, several in flight, no
+    read-modify-write: every piece but the file's last is whole blocks).
+    Writing each tensor where it lies instead costs a read-modify-write of
+    every block two tensors share and one write in flight at a time (in
+    make bench's ai kind: 14 MiB/s, 0.42x torch.save + fsync)."""
+    if request_bytes < _ALIGN or request_bytes % _ALIGN or window < 1:
+        raise ValueError("safetensors: request_bytes must be a multiple of %d, window >= 1"
+                         % _ALIGN)
     head, placed = header_bytes(tensors, metadata)
-    start = len(head)
-    total = start + sum(a.nbytes for _, a, _ in placed)
+    total = len(head) + sum(a.nbytes for _, a, _ in placed)
     with open(path, "wb") as fh:  # created and sized; libfxio cannot create
         fh.truncate(total)
+    sources = [np.frombuffer(head, dtype=np.uint8)] + \
+        [a.reshape(-1).view(np.uint8) for _, a, _ in placed if a.nbytes]
+    bufs = [_aligned_empty(request_bytes) for _ in range(min(window, -(-total // request_bytes)))]
     with File(path, "rw") as f:
-        f.write_from(np.frombuffer(head, dtype=np.uint8), 0)
-        # one after the other: neighbours share partial blocks, which
-        # libfxio writes by read-modify-write
-        for _, a, off in placed:
-            if a.nbytes:
-                f.write_from(a.reshape(-1).view(np.uint8), start + off)
+        batch, fill, pos = [], 0, 0  # pos: file offset of the current buffer
+
+        def flush():
+            for (b, off), r in zip(batch, f.write_batch(batch)):
+                if r.result != len(b):
+                    e = -r.result if r.result < 0 else 5
+                    raise OSError(e, "safetensors: %s: writing %d bytes at %d: %s"
+                                  % (path, len(b), off, os.strerror(e)))
+            batch.clear()
+
+        for src in sources:
+            done = 0
+            while done < src.nbytes:
+                buf = bufs[len(batch)]
+                n = min(src.nbytes - done, request_bytes - fill)
+                buf[fill:fill + n] = src[done:done + n]
+                fill += n
+                done += n
+                if fill == request_bytes:
+                    batch.append((buf, pos))
+                    pos += fill
+                    fill = 0
+                    if len(batch) == len(bufs):
+                        flush()
+        if fill:
+            batch.append((bufs[len(batch)][:fill], pos))
+        if batch:
+            flush()
         if sync:
             f.sync()
     return total

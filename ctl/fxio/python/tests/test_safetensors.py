@@ -322,3 +322,25 @@ def test_load_paths_and_stats(tmp_path):
     with pytest.raises(ValueError, match="multiple of 4096"):
         st.load(path, request_bytes=1000)
     assert s2["ios"]["staged"] >= 1 and s2["bytes"]["staged"] >= path.stat().st_size - 4096, s2
+
+
+def test_save_in_pieces(tmp_path):
+    """save() copies the file's bytes into window x request_bytes buffers
+    written as batches: with 8 KiB pieces and windows of 2 and 3 over a
+    file of ~70 KiB (tensors and the header crossing pieces, a partial last
+    piece), the bytes are exactly the header and the tensors in order."""
+    rng = np.random.default_rng(9)
+    tensors = {"t%02d" % i: rng.standard_normal(rng.integers(1, 3000)).astype(
+        [np.float32, np.float16, np.int64][i % 3]) for i in range(20)}
+    tensors["long.name." + "x" * 9000] = np.arange(3, dtype=np.uint8)  # header > 8 KiB
+    head, placed = st.header_bytes(tensors)
+    want = head + b"".join(a.tobytes() for _, a, _ in placed)
+    for window in (2, 3):
+        path = tmp_path / ("w%d.safetensors" % window)
+        assert st.save(tensors, path, request_bytes=8192, window=window) == len(want)
+        assert path.read_bytes() == want
+    back = st.load(path, request_bytes=8192)
+    for k, a in tensors.items():
+        assert np.array_equal(back[k], a)
+    with pytest.raises(ValueError, match="window"):
+        st.save(tensors, path, window=0)
