@@ -344,3 +344,21 @@ def test_save_in_pieces(tmp_path):
         assert np.array_equal(back[k], a)
     with pytest.raises(ValueError, match="window"):
         st.save(tensors, path, window=0)
+
+
+def test_readme_model_load_example(tmp_path):
+    """README's three lines, as written there, on a checkpoint save() wrote
+    of a torch module's state_dict."""
+    torch.manual_seed(1)
+    model = torch.nn.Sequential(torch.nn.Linear(16, 8), torch.nn.LayerNorm(8))
+    path = str(tmp_path / "model.safetensors")
+    st.save(model.state_dict(), path)
+    torch.manual_seed(2)
+    fresh = torch.nn.Sequential(torch.nn.Linear(16, 8), torch.nn.LayerNorm(8))
+    assert not torch.equal(fresh[0].weight, model[0].weight)
+    # README.md, "Load a model from Python"
+    from fxio import safetensors
+    state = safetensors.load(path, framework="pt")
+    fresh.load_state_dict(state)
+    for (k, a), (_, b) in zip(model.state_dict().items(), fresh.state_dict().items()):
+        assert torch.equal(a, b), k
