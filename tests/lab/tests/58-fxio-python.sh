@@ -1,6 +1,7 @@
 #!/bin/bash
 # lab: kernels=6.12 members=6 hostfs timeout=1200
 # lab-break: full break=nopeer ~ path posix, expected direct
+# lab-break: full break=fsdev ~ fx58fs is not on /dev/fx
 # The fxio Python package over a real /dev/fxN (4 NVMe-oF members, 64 KiB
 # chunks) and over xfs on a second one (the other 2 members), with the host's python3, numpy and torch, which the initramfs
 # does not have: the lab's --hostfs exports the host's / read-only over
@@ -27,7 +28,9 @@
 # direct is asserted (FXIO_TEST_DIRECT=1), never skipped; every test must
 # pass, none skip. Arg break=nopeer hides /dev/fxblk-peer from the chroot
 # (/dev/null bound over it) while direct is still expected: the direct
-# assertions must fail (make check-full's negative control). Logged, not
+# assertions must fail (make check-full's negative control). Arg
+# break=fsdev tells test_fxfs.py the file system is on the raw volume: its
+# check that the directory is on that device must fail (make check-full). Logged, not
 # asserted: how long python3 takes to import numpy and torch over 9p under
 # TCG (cold, then warm).
 . /lab/lib.sh
@@ -81,8 +84,13 @@ done
 T=$FX_HOSTFS_TESTS/test_fxdev.py
 log "pytest $T on $DEV, test_fxfs.py on xfs on $FSDEV"
 # faulthandler: a test still running after 300 s prints every thread's stack
+FSDEV_TOLD=$FSDEV
+if [ "${1:-}" = break=fsdev ]; then
+	FSDEV_TOLD=$DEV
+	log "break=fsdev: test_fxfs.py is told $FSMNT is on $DEV (it is on $FSDEV): its check must fail"
+fi
 fx_hostfs_run FXIO_TEST_DEV="$DEV" FXIO_TEST_DIRECT=1 FXIO_POOL_SLOTS=2 FXIO_SLOT_KIB=256 \
-	FXIO_TEST_FSDIR=$FSMNT FXIO_TEST_FSDEV="$FSDEV" \
+	FXIO_TEST_FSDIR=$FSMNT FXIO_TEST_FSDEV="$FSDEV_TOLD" \
 	python3 -m pytest -v -rA --durations=0 -o faulthandler_timeout=300 -p no:cacheprovider \
 	--basetemp=/tmp/pytest58 "$T" "$FX_HOSTFS_TESTS/test_fxfs.py" 2>&1 | tee /tmp/pytest.out
 rc=${PIPESTATUS[0]}
