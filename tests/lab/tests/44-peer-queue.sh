@@ -60,8 +60,8 @@
 # --break off: fxblk loaded without peer_queues=1: the RW takes the block
 # path, the peer-queue counters do not move and the nvme devices' do.
 # --break novirt: peer_virt_dma left off: the ROCm RWs are refused.
-# lab-break: full --break off ~ the peer queue counters did not move.*the I/Os completed by the nvme block devices moved
-# lab-break: full --break novirt ~ RW read of 331264 bytes at 195072 \(buffer \+3584\): Remote I/O error
+# lab-break: --break off ~ the peer queue counters did not move.*the I/Os completed by the nvme block devices moved
+# lab-break: --break novirt ~ RW read of 331264 bytes at 195072 \(buffer \+3584\): Remote I/O error
 . /lab/lib.sh
 BREAK=
 [ "${1:-}" = --break ] && BREAK=$2

@@ -1,6 +1,6 @@
 #!/bin/bash
 # lab: kernels=6.1,6.12 quick=6.12 members=4 size-mb=64 udev timeout=600 file=systemd/fxblk-assemble@.service
-# lab-break: full break=global ~ B did not assemble within 30 s while A.s member 3 stalled
+# lab-break: break=global ~ B did not assemble within 30 s while A.s member 3 stalled
 # Issue 19, "udev does the least, systemd does the work", through the real
 # udevd and the project's rules (udev/61-fxblk-assembly.rules):
 # - Per-volume locks: volume A (members 0 and 3) and B (members 1 and 2).

@@ -1,7 +1,7 @@
 #!/bin/bash
 # lab: kernels=6.1,6.12,7.3 quick=6.12 members=4 size-mb=64 persist boots=2 timeout=600 file=build/ctl/fxio-cp:/lab/bin/fxio-cp
-# lab-break: full break=nofua ~ acknowledged FUA peer writes lost or changed by the crash
-# lab-break: full break=nofsync ~ acknowledged fsync'd peer writes lost or changed by the crash
+# lab-break: break=nofua ~ acknowledged FUA peer writes lost or changed by the crash
+# lab-break: break=nofsync ~ acknowledged fsync'd peer writes lost or changed by the crash
 # Durability of peer writes over fxblk's own NVMe-oF queues (issue 20): a
 # write that FXBLK_PEER_IOC_RW moved over the peer queues survives a crash
 # of the VM when it carried FXBLK_PEER_RW_FUA, or when an fsync of /dev/fxN
@@ -33,7 +33,7 @@
 # kept unflushed data and the run could not have seen a loss). Prints
 #   RESULT test=peer-crash acked=10 verified=10 lost=0 unacked_survived=N/4
 # break=nofua: A without FUA; break=nofsync: B without the fsync, L without
-# fxio_sync (FXIO_CP_NOSYNC=1) - each must fail boot 2 (make check-full's
+# fxio_sync (FXIO_CP_NOSYNC=1) - each must fail boot 2 (make check's
 # controls).
 . /lab/lib.sh
 fx_crash_setup

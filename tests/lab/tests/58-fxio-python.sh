@@ -1,6 +1,6 @@
 #!/bin/bash
 # lab: kernels=6.12 members=6 hostfs timeout=1200
-# lab-break: full break=nopeer ~ path posix, expected direct
+# lab-break: break=nopeer ~ path posix, expected direct
 # lab-break: full break=fsdev ~ fx58fs is not on /dev/fx
 # The fxio Python package over a real /dev/fxN (4 NVMe-oF members, 64 KiB
 # chunks) and over xfs on a second one (the other 2 members), with the host's python3, numpy and torch, which the initramfs
@@ -28,11 +28,12 @@
 # direct is asserted (FXIO_TEST_DIRECT=1), never skipped; every test must
 # pass, none skip. Arg break=nopeer hides /dev/fxblk-peer from the chroot
 # (/dev/null bound over it) while direct is still expected: the direct
-# assertions must fail (make check-full's negative control). Arg
-# break=fsdev tells test_fxfs.py the file system is on the raw volume: its
-# check that the directory is on that device must fail (make check-full). Logged, not
-# asserted: how long python3 takes to import numpy and torch over 9p under
-# TCG (cold, then warm).
+# assertions must fail (make check's negative control, which stops at
+# pytest's first failure). Arg break=fsdev tells test_fxfs.py (run alone,
+# -x) that the file system is on the raw volume: its check that the
+# directory is on that device must fail (make check-full: about a minute
+# of one VM). Logged, not asserted: how long python3 takes to import numpy
+# and torch over 9p under TCG (cold, then warm).
 . /lab/lib.sh
 read -r -a M <<<"${FX_MEMBERS:-}"
 [ "${#M[@]}" -ge 6 ] || fail "needs 6 members in FX_MEMBERS (got '${FX_MEMBERS:-}')"
@@ -62,14 +63,25 @@ fx_hostfs_mount
 # mounted inside the bound /tmp, so the chroot sees it
 mkdir -p "$FX_HOSTFS_ROOT$FSMNT" && mount -t xfs "$FSDEV" "$FX_HOSTFS_ROOT$FSMNT" ||
 	fail "mount xfs of $FSDEV at $FX_HOSTFS_ROOT$FSMNT"
+# a control stops at pytest's first failure (-x) and leaves out the import
+# timings: it has to show that the assertions catch the break, not run the
+# whole suite again (each torch import costs 15-60 s under TCG)
+T=$FX_HOSTFS_TESTS/test_fxdev.py TFS=$FX_HOSTFS_TESTS/test_fxfs.py
+XARGS=() PASSES=(cold warm) TESTS=("$T" "$TFS") FSDEV_TOLD=$FSDEV
 if [ "${1:-}" = break=nopeer ]; then
 	mount --bind /dev/null "$FX_HOSTFS_ROOT/dev/fxblk-peer" || fail "break=nopeer: bind mount"
-	log "break=nopeer: /dev/fxblk-peer is /dev/null in the chroot; direct is still expected"
+	log "break=nopeer: /dev/fxblk-peer is /dev/null in the chroot; direct is still expected (pytest -x)"
+	XARGS=(-x) PASSES=()
+fi
+if [ "${1:-}" = break=fsdev ]; then
+	FSDEV_TOLD=$DEV
+	log "break=fsdev: test_fxfs.py alone (pytest -x) is told $FSMNT is on $DEV (it is on $FSDEV): its check must fail"
+	XARGS=(-x) PASSES=() TESTS=("$TFS")
 fi
 
 # the cost of the host's Python under TCG over 9p: the first import reads
 # every file through the export, the second from the guest's cache
-for pass in cold warm; do
+for pass in "${PASSES[@]}"; do
 	fx_run fx_hostfs_run python3 -c '
 import time
 t0 = time.monotonic(); import numpy
@@ -81,18 +93,12 @@ print("import numpy %.1f s, torch %.1f s, fxio %.2f s (torch %s, numpy %s, fxio 
 	log "python3 in the guest ($pass): $FX_OUT"
 done
 
-T=$FX_HOSTFS_TESTS/test_fxdev.py
-log "pytest $T on $DEV, test_fxfs.py on xfs on $FSDEV"
+log "pytest ${TESTS[*]}: test_fxdev.py on $DEV, test_fxfs.py on xfs on $FSDEV"
 # faulthandler: a test still running after 300 s prints every thread's stack
-FSDEV_TOLD=$FSDEV
-if [ "${1:-}" = break=fsdev ]; then
-	FSDEV_TOLD=$DEV
-	log "break=fsdev: test_fxfs.py is told $FSMNT is on $DEV (it is on $FSDEV): its check must fail"
-fi
 fx_hostfs_run FXIO_TEST_DEV="$DEV" FXIO_TEST_DIRECT=1 FXIO_POOL_SLOTS=2 FXIO_SLOT_KIB=256 \
 	FXIO_TEST_FSDIR=$FSMNT FXIO_TEST_FSDEV="$FSDEV_TOLD" \
 	python3 -m pytest -v -rA --durations=0 -o faulthandler_timeout=300 -p no:cacheprovider \
-	--basetemp=/tmp/pytest58 "$T" "$FX_HOSTFS_TESTS/test_fxfs.py" 2>&1 | tee /tmp/pytest.out
+	--basetemp=/tmp/pytest58 "${XARGS[@]}" "${TESTS[@]}" 2>&1 | tee /tmp/pytest.out
 rc=${PIPESTATUS[0]}
 [ "$rc" = 0 ] || fail "pytest over $DEV exited $rc"
 # every test ran and passed: the summary line names nothing but passed (and
