@@ -29,6 +29,17 @@
 #                peerq (the same over fxblk's own NVMe-oF queues, issue 20),
 #                each with CPU s per GiB (busy time of all VM CPUs); the
 #                staged ÷ posix ratio is the issue's target (>= 0.9)
+#   ai           the Python AI-stack rows (issue 21;
+#                tests/bench/vm-ai.sh, the lab's --hostfs): fxN over 4 memory-backed
+#                NVMe-oF members capped like fabric-bw's; the KV-cache trace
+#                (ctl/fxio/python/examples/kvcache_trace.py, the stored trace,
+#                BENCH_AI_KV_BLOCKS (256) blocks of BENCH_AI_KV_KIB (64) KiB)
+#                through fxio batches vs one O_DIRECT pread per block; then
+#                xfs on it and a BENCH_AI_MIB (48) MiB model file
+#                (examples/bench_load.py) loaded by fxio.safetensors.load,
+#                the same staged, open().read() + views and torch.load, saved
+#                by fxio.safetensors.save and torch.save + fsync;
+#                BENCH_AI_REPS (3) runs each; on BENCH_AI_KERNEL (6.12)
 #   peer-p2p     the direct path with PCI P2PDMA pages (tests/bench/vm-p2p.sh):
 #                O_DIRECT reads into an emulated NVMe CMB (p2pmem) and into
 #                host memory, on fxN over two emulated nvme-pci namespaces and
@@ -96,6 +107,10 @@ RT_SEED=${BENCH_RUNTIME_SEED:-2}
 # members with 128 KiB max_sectors: a REQ_NOWAIT bio dm would have to split)
 EXPECT_FAIL=${BENCH_EXPECT_FAIL-^dm kv-raw-.*-uring fio job error 11 }
 PEER_MIB=${BENCH_PEER_MIB:-128}
+AI_REPS=${BENCH_AI_REPS:-3}
+AI_MIB=${BENCH_AI_MIB:-48}
+AI_KV_KIB=${BENCH_AI_KV_KIB:-64}
+AI_KV_BLOCKS=${BENCH_AI_KV_BLOCKS:-256}
 RT_COST=${BENCH_RUNTIME_COST_MS:-200}
 # an NVMe-oF row costs 0.1-5 ms of guest time per I/O (Soft-RoCE's copies
 # and CRCs): 1 s rows, so that the large ones count a few hundred I/Os
@@ -103,7 +118,7 @@ RT_COST_FAB=${BENCH_RUNTIME_COST_FAB_MS:-1000}
 COST_REPS=${BENCH_COST_REPS:-1}
 COST_HISTORY=${BENCH_COST_HISTORY:-$TOP/docs/bench/cost-history.json}
 COST_LIMIT=${BENCH_COST_LIMIT:-2}
-KINDS=${BENCH_KINDS:-fabric-bw fabric-iops local seed peer peer-p2p}
+KINDS=${BENCH_KINDS:-fabric-bw fabric-iops local seed peer peer-p2p ai}
 REPORT_ONLY=0
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -141,6 +156,21 @@ if [ $REPORT_ONLY = 0 ]; then
 			done
 			vmscript=("$TOP/tests/bench/vm-peer.sh" "$reps" "$PEER_MIB" 1024 4)
 			nrun=3; rt=$((PEER_MIB / 4 / FCAP + 4)) ;;
+		# memory-backed (the default): xfs and the tensors read back must be kept
+		ai)          opts=(--members 4 --hostfs)
+			for x in irqmode=2 hw_queue_depth=4 max_sectors=256 completion_nsec=$((4 * 128 * 1000000000 / 1024 / FCAP)); do
+				opts+=(--nullb-attr "$x")
+			done
+			reps=$AI_REPS
+			# --hostfs as lab 58 runs it: on 6.12 (6.1's 9pnet_virtio finds
+			# no channel for the export: "no channels available")
+			kernel=${BENCH_AI_KERNEL:-6.12}
+			vmscript=("$TOP/tests/bench/vm-ai.sh" "$reps" "$AI_MIB" "$AI_KV_KIB" "$AI_KV_BLOCKS")
+			# python3 + torch imports over 9p under TCG (15-60 s each, two
+			# processes), then ~(2 KV runs + 6 model runs) per repeat
+			# (384 s for 3 repeats on 2026-12-05, 254 s of it the KV trace,
+			# whose pread baseline waits out each 64 KiB I/O of a capped member)
+			nrun=1; rt=$((200 + AI_MIB * 8 / 4 / FCAP + 20)) ;;
 		peer-p2p)
 			# shellcheck source=/dev/null
 			kernel=$(. "${FXBLK_CACHE:-/var/cache/fxblk}/kernels.env" 2>/dev/null; echo "${FXBLK_KVER_DEBUG:-}")
@@ -193,12 +223,14 @@ NS=$(jq length "$OUT/samples.json")
 sed -n 's/^BENCHPEER //p' "${LOGS[@]}" | jq -s . >"$OUT/peer-samples.json"
 sed -n 's/^BENCHP2P //p' "${LOGS[@]}" | jq -s . >"$OUT/p2p-samples.json"
 NP=$(jq -s 'map(length) | add' "$OUT/peer-samples.json" "$OUT/p2p-samples.json")
+sed -n 's/^BENCHAI //p' "${LOGS[@]}" | jq -s . >"$OUT/ai-samples.json"
+NA=$(jq length "$OUT/ai-samples.json")
 for kind in $KINDS; do	# a peer kind that ran must have given samples
-	case $kind in peer) pat='^BENCHPEER ' ;; peer-p2p) pat='^BENCHP2P ' ;; *) continue ;; esac
+	case $kind in peer) pat='^BENCHPEER ' ;; peer-p2p) pat='^BENCHP2P ' ;; ai) pat='^BENCHAI ' ;; *) continue ;; esac
 	grep -q '^SKIP: ' "$OUT/$kind.log" || grep -q "$pat" "$OUT/$kind.log" ||
 		{ echo "bench: no samples in $OUT/$kind.log" >&2; exit 1; }
 done
-[ "$NS" -gt 0 ] || [ "$NP" -gt 0 ] || { echo "bench: no samples in ${LOGS[*]}" >&2; exit 1; }
+[ "$NS" -gt 0 ] || [ "$NP" -gt 0 ] || [ "$NA" -gt 0 ] || { echo "bench: no samples in ${LOGS[*]}" >&2; exit 1; }
 
 jq -n --slurpfile s "$OUT/samples.json" --slurpfile info "$OUT/info.json" \
 	--argjson fcap "$FCAP" --argjson lcap "$LCAP" --arg kernel "$KERNEL" --arg xf "$EXPECT_FAIL" '
@@ -261,6 +293,12 @@ jq --slurpfile p "$OUT/peer.json" \
 	--argjson pskip "$(sed -n 's/^SKIP: bench //p' "${LOGS[@]}" | jq -R . | jq -s .)" \
 	'.peer = ($p[0] + {info: $pinfo, skipped: $pskip})' "$OUT/results.json" >"$OUT/results.json.tmp" &&
 	mv "$OUT/results.json.tmp" "$OUT/results.json"
+# ai rows (issue 21): .ai {kv, model, info}
+jq --argjson a "$(jq -n --slurpfile ai "$OUT/ai-samples.json" \
+		"\$ai[0] as \$ai | $(grep -v '^#' "$TOP/tests/bench/ai-rows.jq")")" \
+	--argjson ainfo "$(sed -n 's/^BENCHAIINFO //p' "${LOGS[@]}" | jq -s .)" \
+	'.ai = (if $a == null then null else $a + {info: $ainfo} end)' "$OUT/results.json" >"$OUT/results.json.tmp" &&
+	mv "$OUT/results.json.tmp" "$OUT/results.json"
 
 # markdown
 jq -r '
@@ -318,6 +356,25 @@ def sp(d): if . == null or .median == null then "–" else "\(.median | f(d)) (\
   (.p2pdma | to_entries[] | "| \(.key) | \(.value.p2pdma_mibs | sp(1)) | \(.value.host_mibs | sp(1)) | \(.value.ratio_p2pdma_to_host | sp(3)) |"),
   "" else empty end),
 (.skipped[] | "SKIP: \(.)"), ""
+' "$OUT/results.json" >>"$OUT/results.md"
+
+# ai rows (issue 21): two tables
+jq -r '
+def f(d): if . == null then "–" else (. * pow(10; d) | round) / pow(10; d) | tostring end;
+def sp(d): if . == null or .median == null then "–" else "\(.median | f(d)) (\(.min | f(d))–\(.max | f(d)))" end;
+.ai | select(. != null) |
+"", "## Python AI-stack rows (issue 21)", "",
+(.info[0] // {}) as $i |
+"Kernel \($i.kernel // "?"); fxN over \($i.members // "?") NVMe-oF members (capped, memory-backed, \($i.chunk_kib // "?") KiB chunk), the host'"'"'s python3/torch in the VM (--hostfs).",
+"Medians (min–max) over \($i.reps // "?") runs; ratios per run (same repeat, same boot).", "",
+"KV-cache trace (kvcache_trace.py, stored trace, \(.kv.fxio.requests // "?") requests, \(.kv.fxio.lookups // "?") lookups, \(.kv.fxio.capacity_blocks // "?") blocks of \(.kv.fxio.block_kib // "?") KiB, raw fxN):", "",
+"| engine | hit rate | MiB/s | ÷ pread | get p50 ms | get p99 ms | put p50 ms | put p99 ms |", "|---|---|---|---|---|---|---|---|",
+(.kv | to_entries | sort_by(.key)[] | "| \(.key) | \(.value.hit_rate | sp(3)) | \(.value.mibs | sp(1)) | \(.value.ratio_to_pread | sp(3)) | \(.value.get_p50_ms | sp(2)) | \(.value.get_p99_ms | sp(2)) | \(.value.put_p50_ms | sp(2)) | \(.value.put_p99_ms | sp(2)) |"),
+"", "Model file (bench_load.py, \($i.model_mib // "?") MiB of tensors, xfs on the fxN; loads cold, saves durable):", "",
+"| op | method | MiB/s | s | ratio | to |", "|---|---|---|---|---|---|",
+(.model | to_entries | sort_by(.value.op, ({"fxio": 0, "fxio-staged": 1, "plain": 2, "torch.load": 3, "fxio.save": 4, "torch.save": 5}[.value.method] // 9))[] |
+  "| \(.value.op) | \(.value.method) | \(.value.mibs | sp(1)) | \(.value.seconds | sp(3)) | \(.value.ratio | sp(3)) | ÷ \(.value.ratio_to) |"),
+""
 ' "$OUT/results.json" >>"$OUT/results.md"
 
 # cost kinds (issue 22): .cost, a table, and the comparison with the history
@@ -383,7 +440,7 @@ cp "$OUT/results.json" "$H"
 cat "$OUT/results.md"
 echo
 NF=$(jq '.failed_runs | map(select(.expected | not)) | length' "$OUT/results.json")
-echo "bench: $NS workload runs, $NP peer samples; results in $OUT/results.{json,md,png} (copy: $H); took $(($(date +%s) - T0)) s"
+echo "bench: $NS workload runs, $NP peer samples, $NA ai samples; results in $OUT/results.{json,md,png} (copy: $H); took $(($(date +%s) - T0)) s"
 if [ "$COST_RC" != 0 ]; then
 	if [ "${BENCH_COST_GATE:-1}" = 0 ]; then
 		echo "bench: cost: fxN got dearer (above), not failing: BENCH_COST_GATE=0" >&2

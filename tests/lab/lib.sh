@@ -263,14 +263,16 @@ fx_wait_path() {
 # it, with the VM's /dev, /proc, /sys and /tmp bound over the host's, a
 # clean environment (PATH, HOME=/tmp, LANG) plus the VARs, and the build
 # tree's fxio package and libfxio on PYTHONPATH and LD_LIBRARY_PATH. Those
-# and the source tree's fxio tests are copied from the export into the
-# VM's /tmp/fxhost first (FX_HOSTFS_PY, FX_HOSTFS_LIB, FX_HOSTFS_TESTS):
+# and the source tree's fxio tests and examples are copied from the export
+# into the VM's /tmp/fxhost first (FX_HOSTFS_PY, FX_HOSTFS_LIB,
+# FX_HOSTFS_TESTS, FX_HOSTFS_EXAMPLES):
 # a tree under the host's /tmp (a CI clone) is hidden by the VM's /tmp
 # once that is bound. Mounted at the first call and left mounted (the page
 # cache of what was read stays warm for the next call); init unmounts it
 # after the script. Returns CMD's status.
 FX_HOSTFS_ROOT=/lab/host
 FX_HOSTFS_PY=/tmp/fxhost/py FX_HOSTFS_LIB=/tmp/fxhost/lib FX_HOSTFS_TESTS=/tmp/fxhost/tests
+FX_HOSTFS_EXAMPLES=/tmp/fxhost/examples
 fx_hostfs_mount() {
 	local r=$FX_HOSTFS_ROOT d
 	[ "${FX_HOSTFS:-0}" = 1 ] || fail "needs the lab's --hostfs (header word hostfs)"
@@ -287,8 +289,9 @@ fx_hostfs_mount() {
 	mkdir -p $FX_HOSTFS_PY $FX_HOSTFS_LIB || fail "mkdir /tmp/fxhost"
 	cp -a "$r$FX_HOSTFS_CTL/ctl/fxio/python/fxio" $FX_HOSTFS_PY/ &&
 		cp -a "$r$FX_HOSTFS_CTL/ctl/fxio/"libfxio.so* $FX_HOSTFS_LIB/ &&
-		cp -a "$r$FX_HOSTFS_TOP/ctl/fxio/python/tests" $FX_HOSTFS_TESTS ||
-		fail "copy the fxio package, libfxio and the fxio tests from the export"
+		cp -a "$r$FX_HOSTFS_TOP/ctl/fxio/python/tests" $FX_HOSTFS_TESTS &&
+		cp -a "$r$FX_HOSTFS_TOP/ctl/fxio/python/examples" $FX_HOSTFS_EXAMPLES ||
+		fail "copy the fxio package, libfxio and the fxio tests and examples from the export"
 	for d in dev proc sys tmp; do
 		mount --bind "/$d" "$r/$d" || fail "bind /$d into the host's / at $r/$d"
 	done

@@ -19,13 +19,16 @@ __all__ = ["KVCacheStore"]
 
 
 class KVCacheStore:
-    def __init__(self, path, block_bytes, capacity_blocks=None):
+    def __init__(self, path, block_bytes, capacity_blocks=None, file=None):
         """@path: /dev/fxN or a file (its size sets the capacity unless
-        @capacity_blocks is given); @block_bytes: a multiple of 4096."""
+        @capacity_blocks is given); @block_bytes: a multiple of 4096.
+        @file: what does the I/O instead of an fxio.File of @path (an object
+        with read_batch, write_batch, stats and close as File has: a
+        baseline to compare with, or a test double); closed with the store."""
         if block_bytes <= 0 or block_bytes % 4096:
             raise ValueError("kvcache: block_bytes must be a positive multiple of 4096")
         self.block_bytes = block_bytes
-        self._f = File(path, "rw")
+        self._f = File(path, "rw") if file is None else file
         if capacity_blocks is None:
             import os
             fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
