@@ -144,6 +144,14 @@ ConnectCause explain_connect_failure(const FabricTarget &t, int err,
 				    "checksum does not match); generate keys with 'nvme "
 				    "gen-dhchap-key'", t.subsysnqn),
 			false, EINVAL};
+	// ENOKEY from the admin queue's connect: the target asked for
+	// authentication and the host had no key for it
+	if (log_has(klog, "failed to connect queue: 0 ret=-126"))
+		return {fmt::format("{} requires DH-CHAP authentication and no key was given "
+				    "for host {} (dhchap_key of the host or port in config.json, "
+				    "or the target's key for this host)",
+				    t.subsysnqn, t.hostnqn.empty() ? "(default)" : t.hostnqn),
+			false, EACCES};
 	if (log_has(klog, "authentication") || log_has(klog, ": no key") || err == EKEYREJECTED ||
 	    err == ENOKEY)
 		return {fmt::format("DH-CHAP authentication of host {} with {} failed{}; check "

@@ -1,6 +1,6 @@
 #!/bin/bash
 # lab: kernels=6.12,7.2,7.3 quick=6.12 members=2 timeout=500
-# lab-break: --break nokey ~ cannot connect-all from config.json
+# lab-break: --break nokey ~ cannot connect-all from config.json .*requires DH-CHAP authentication and no key
 # fxctl connect-all does what libnvme's config.json says (issue 19, M7):
 # DH-CHAP (nvmet hosts/<hostnqn>/dhchap_key, CONFIG_NVME_TARGET_AUTH and
 # CONFIG_NVME_HOST_AUTH: 6.12 and later; Debian's 6.1 and 5.10 have neither,
