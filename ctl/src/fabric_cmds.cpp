@@ -209,6 +209,54 @@ int finish(Ctx &ctx, const std::vector<ConnectResult> &results)
 	return exit_ok;
 }
 
+// Connects every NVMe subsystem that the discovery controller @t lists,
+// and follows its referrals (entries of the discovery subtype at another
+// address) the same way, each address once and at most 16 in all; the
+// referrals keep @t's host and host address/interface.
+void discover_and_connect(Ctx &ctx, Fabric &f, const FabricTarget &t, const RetryPolicy &p,
+			  std::vector<ConnectResult> &results)
+{
+	constexpr std::size_t max_discoveries = 16;
+	std::vector<FabricTarget> todo = {t};
+	std::vector<std::string> seen;
+	for (std::size_t i = 0; i < todo.size() && i < max_discoveries; ++i) {
+		const FabricTarget d = todo[i];
+		std::vector<DiscoveryEntry> entries;
+		try {
+			entries = f.discover(d);
+		} catch (const ConnectFailed &e) {
+			ConnectResult r;
+			r.target = d;
+			ConnectCause cause = cause_of(f, d, e);
+			r.status = "failed";
+			r.error = "discovery: " + cause.message;
+			r.err = cause.err;
+			results.push_back(r);
+			continue;
+		}
+		seen.push_back(d.display());
+		for (const auto &e : entries) {
+			FabricTarget s = d;
+			s.transport = e.transport;
+			s.traddr = e.traddr;
+			s.trsvcid = e.trsvcid;
+			if (e.subtype == "nvme") {
+				s.subsysnqn = e.subsysnqn;
+				results.push_back(connect_one(ctx, f, s, p));
+				continue;
+			}
+			// a referral (or the discovery controller itself)
+			s.subsysnqn = discovery_nqn;
+			bool known = std::find(seen.begin(), seen.end(), s.display()) != seen.end() ||
+				     std::any_of(todo.begin(), todo.end(), [&](const FabricTarget &q) {
+					     return q.display() == s.display();
+				     });
+			if (!known)
+				todo.push_back(s);
+		}
+	}
+}
+
 // The controllers of @config's subsystem ports among @all (of a discovery
 // port: every I/O controller at its address, for that host).
 std::vector<Controller> config_controllers(Ctx &ctx, Fabric &f, const std::vector<Controller> &all,
@@ -380,29 +428,7 @@ int cmd_connect_all(Ctx &ctx)
 			continue;
 		}
 		// A discovery controller: connect what it lists.
-		std::vector<DiscoveryEntry> entries;
-		try {
-			entries = f->discover(t);
-		} catch (const ConnectFailed &e) {
-			ConnectResult r;
-			r.target = t;
-			ConnectCause cause = cause_of(*f, t, e);
-			r.status = "failed";
-			r.error = "discovery: " + cause.message;
-			r.err = cause.err;
-			results.push_back(r);
-			continue;
-		}
-		for (const auto &e : entries) {
-			if (e.subtype != "nvme")
-				continue;
-			FabricTarget s = t;
-			s.transport = e.transport;
-			s.traddr = e.traddr;
-			s.trsvcid = e.trsvcid;
-			s.subsysnqn = e.subsysnqn;
-			results.push_back(connect_one(ctx, *f, s, p));
-		}
+		discover_and_connect(ctx, *f, t, p, results);
 	}
 	return finish(ctx, results);
 }

@@ -58,6 +58,8 @@ struct FakeFabric final : Fabric {
 		std::map<std::string, std::vector<std::string>> users;    // controller -> users
 		std::map<std::string, std::vector<std::string>> disks;    // controller -> heads
 		std::vector<std::string> disconnected;
+		std::map<std::string, std::vector<DiscoveryEntry>> logs;  // traddr -> log
+		std::vector<std::string> discovered;                     // traddrs asked
 	};
 	State &s;
 	explicit FakeFabric(State &st) : s(st) {}
@@ -81,7 +83,11 @@ struct FakeFabric final : Fabric {
 	void forget_connected(const std::string &c) override { s.recorded.erase(c); }
 	std::vector<std::string> namespace_users(const std::string &c) override { return s.users[c]; }
 	std::vector<std::string> namespace_disks(const std::string &c) override { return s.disks[c]; }
-	std::vector<DiscoveryEntry> discover(const FabricTarget &) override { return {}; }
+	std::vector<DiscoveryEntry> discover(const FabricTarget &t) override
+	{
+		s.discovered.push_back(t.traddr);
+		return s.logs[t.traddr];
+	}
 	void disconnect(const std::string &c) override { s.disconnected.push_back(c); }
 	std::vector<FabricTarget> read_config(const std::string &) override { return s.config; }
 	bool module_loaded(const std::string &) override { return s.rdma_loaded; }
@@ -453,4 +459,33 @@ TEST_CASE("a namespace path counts by its head")
 	CHECK(namespace_head("nvme1c2n1") == "nvme1n1");
 	CHECK(namespace_head("nvme0n1") == "nvme0n1");
 	CHECK(namespace_head("nvme12c3n10") == "nvme12n10");
+}
+
+TEST_CASE("connect-all follows discovery referrals, each address once")
+{
+	FabricHarness h;
+	FabricTarget d = target(discovery_nqn, "4420");
+	d.config = "/x.json";
+	h.fs.config = {d};
+	auto entry = [](const std::string &subtype, const std::string &addr, const std::string &nqn) {
+		DiscoveryEntry e;
+		e.transport = "rdma";
+		e.traddr = addr;
+		e.trsvcid = "4420";
+		e.subsysnqn = nqn;
+		e.subtype = subtype;
+		return e;
+	};
+	h.fs.logs["10.0.0.1"] = {entry("discovery", "10.0.0.1", discovery_nqn),  // itself
+				 entry("nvme", "10.0.0.1", "nqn.test:m0"),
+				 entry("discovery", "10.0.0.2", discovery_nqn)};     // a referral
+	h.fs.logs["10.0.0.2"] = {entry("nvme", "10.0.0.2", "nqn.test:m1"),
+				 entry("discovery", "10.0.0.1", discovery_nqn)};     // and back
+	CHECK(h.run({"connect-all", "--config", "/x.json"}) == 0);
+	CHECK(h.fs.discovered == std::vector<std::string>{"10.0.0.1", "10.0.0.2"});
+	REQUIRE(h.fs.connected.size() == 2);
+	CHECK(h.fs.connected[0].subsysnqn == "nqn.test:m0");
+	CHECK(h.fs.connected[1].subsysnqn == "nqn.test:m1");
+	CHECK(h.fs.connected[1].traddr == "10.0.0.2");
+	CHECK(h.fs.connected[1].config == "/x.json");
 }
