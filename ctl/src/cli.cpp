@@ -291,16 +291,29 @@ const Command commands[] = {
 	 "'connect' does each one: existing controllers are reported, unreachable "
 	 "targets retried. A port of the discovery subsystem "
 	 "(nqn.2014-08.org.nvmexpress.discovery) is asked for its log page and every "
-	 "NVMe subsystem it lists is connected. Tuning values in the file "
-	 "(ctrl_loss_tmo, fast_io_fail_tmo, ...) apply; command-line options override "
-	 "them. Exits 0 when every target is connected, 1 otherwise. Run at boot by "
-	 "fxblk-connect.service.", connect_all_options, cmd_connect_all},
+	 "NVMe subsystem it lists is connected; its referrals are followed (each "
+	 "address once, at most 16). Each port is connected with what "
+	 "libnvme read for it from the file: the host's and the port's dhchap_key, "
+	 "dhchap_ctrl_key, host_traddr, host_iface, nr_io_queues, nr_write_queues, "
+	 "nr_poll_queues, queue_size, keep_alive_tmo, reconnect_delay, fast_io_fail_tmo, "
+	 "disable_sqflow and, for TCP, hdr_digest, data_digest and tls; ctrl_loss_tmo and "
+	 "tos, which libnvme 1.3 drops, are read by fxctl. Command-line options override "
+	 "the file. A host without hostid gets /etc/nvme/hostid. A port with its own "
+	 "host_traddr or host_iface is its own path: a controller through another "
+	 "interface is not taken for it. A refused DH-CHAP key fails at once, naming "
+	 "the target. What fxctl connects is recorded in /run/fxblk/connected for "
+	 "'disconnect --config'. Exits 0 when every target is connected, 1 otherwise. "
+	 "Run at boot by fxblk-connect.service.", connect_all_options, cmd_connect_all},
 	{"disconnect", "disconnect nvmeX... | -n NQN | --config [FILE]",
 	 "Disconnect NVMe-oF controllers.",
 	 "Disconnect the named controllers, every controller of subsystem NQN, or (--config) "
-	 "the controllers of every subsystem port in libnvme's JSON configuration, i.e. what "
-	 "connect-all connected (none connected is not an error). A volume over their "
-	 "namespaces loses those members: remove or stop it first.", disconnect_options,
+	 "the controllers of the subsystem ports in libnvme's JSON configuration that fxctl "
+	 "connected (recorded in /run/fxblk/connected; others are left and named; none "
+	 "connected is not an error). --config never disconnects a controller whose "
+	 "namespace is in use (held, e.g. by an fx volume or dm, mounted, or a member of a "
+	 "running fx volume): it names the controller and the user and exits 4 after "
+	 "disconnecting the others. The named and -n forms do not check: a volume over "
+	 "their namespaces loses those members; stop it first.", disconnect_options,
 	 cmd_disconnect},
 	{"doctor", "doctor", "Check RDMA, modules, host NQN, controllers and volumes.",
 	 "Check the host for what fxblk over NVMe-oF needs: RDMA devices, their ports "

@@ -5,6 +5,7 @@
 #include "fabric_cmds.hpp"
 
 #include "error.hpp"
+#include "client.hpp"
 #include "render.hpp"
 
 #include <algorithm>
@@ -83,20 +84,22 @@ void take_tuning(const Ctx &ctx, FabricTuning &t)
 	take("nr-poll-queues", t.nr_poll_queues, 0);
 }
 
-// Command-line host NQN/ID first, then the target's (config), then /etc/nvme;
-// the host ID is defaulted only along with the host NQN. The one place the
-// host of a connection is defaulted: Fabric takes @t's as they are.
+// Command-line host NQN/ID first, then the target's (config), then /etc/nvme:
+// the host ID from /etc/nvme/hostid also when a host NQN is given without
+// one, as nvme-cli does (nvmf_hostid_from_file): without a host ID the
+// kernel uses its own random one, which changes every boot, and 6.x
+// refuses a host NQN it knows with another ID. The one place the host of
+// a connection is defaulted: Fabric takes @t's as they are.
 void take_host(const Ctx &ctx, Fabric &f, FabricTarget &t)
 {
 	if (ctx.vm.count("hostnqn"))
 		t.hostnqn = get(ctx, "hostnqn");
 	if (ctx.vm.count("hostid"))
 		t.hostid = get(ctx, "hostid");
-	if (t.hostnqn.empty()) {
+	if (t.hostnqn.empty())
 		t.hostnqn = f.default_hostnqn();
-		if (t.hostid.empty())
-			t.hostid = f.default_hostid();
-	}
+	if (t.hostid.empty())
+		t.hostid = f.default_hostid();
 }
 
 FabricTarget target_from_args(const Ctx &ctx, Fabric &f, bool need_nqn)
@@ -162,6 +165,9 @@ ConnectResult connect_one(Ctx &ctx, Fabric &f, const FabricTarget &t, const Retr
 			r.controller = f.connect(t);
 			r.status = "connected";
 			r.state = "live";
+			for (const auto &c : f.controllers())
+				if (c.name == r.controller)
+					f.record_connected(c);
 			return r;
 		} catch (const ConnectFailed &e) {
 			ConnectCause cause = cause_of(f, t, e);
@@ -203,6 +209,154 @@ int finish(Ctx &ctx, const std::vector<ConnectResult> &results)
 	return exit_ok;
 }
 
+// Connects every NVMe subsystem that the discovery controller @t lists,
+// and follows its referrals (entries of the discovery subtype at another
+// address) the same way, each address once and at most 16 in all; the
+// referrals keep @t's host and host address/interface.
+void discover_and_connect(Ctx &ctx, Fabric &f, const FabricTarget &t, const RetryPolicy &p,
+			  std::vector<ConnectResult> &results)
+{
+	constexpr std::size_t max_discoveries = 16;
+	std::vector<FabricTarget> todo = {t};
+	std::vector<std::string> seen;
+	for (std::size_t i = 0; i < todo.size() && i < max_discoveries; ++i) {
+		const FabricTarget d = todo[i];
+		std::vector<DiscoveryEntry> entries;
+		try {
+			entries = f.discover(d);
+		} catch (const ConnectFailed &e) {
+			ConnectResult r;
+			r.target = d;
+			ConnectCause cause = cause_of(f, d, e);
+			r.status = "failed";
+			r.error = "discovery: " + cause.message;
+			r.err = cause.err;
+			results.push_back(r);
+			continue;
+		}
+		seen.push_back(d.display());
+		for (const auto &e : entries) {
+			FabricTarget s = d;
+			s.transport = e.transport;
+			s.traddr = e.traddr;
+			s.trsvcid = e.trsvcid;
+			if (e.subtype == "nvme") {
+				s.subsysnqn = e.subsysnqn;
+				results.push_back(connect_one(ctx, f, s, p));
+				continue;
+			}
+			// a referral (or the discovery controller itself)
+			s.subsysnqn = discovery_nqn;
+			bool known = std::find(seen.begin(), seen.end(), s.display()) != seen.end() ||
+				     std::any_of(todo.begin(), todo.end(), [&](const FabricTarget &q) {
+					     return q.display() == s.display();
+				     });
+			if (!known)
+				todo.push_back(s);
+		}
+	}
+}
+
+// The controllers of @config's subsystem ports among @all (of a discovery
+// port: every I/O controller at its address, for that host).
+std::vector<Controller> config_controllers(Ctx &ctx, Fabric &f, const std::vector<Controller> &all,
+					   const std::string &config)
+{
+	std::vector<Controller> out;
+	auto add = [&](const Controller &c) {
+		if (std::find(out.begin(), out.end(), c) == out.end())
+			out.push_back(c);
+	};
+	for (FabricTarget t : f.read_config(config)) {
+		take_host(ctx, f, t);
+		if (t.discovery()) {
+			for (const auto &c : all)
+				if (c.transport == t.transport && c.traddr == t.traddr &&
+				    c.hostnqn == t.hostnqn && c.subsysnqn != discovery_nqn)
+					add(c);
+		} else if (auto c = find_controller(all, t)) {
+			add(*c);
+		}
+	}
+	return out;
+}
+
+// Namespace head (nvme0n1) -> the fx volume it is a member of, from the
+// module; none when the module is not loaded.
+std::map<std::string, std::string> volume_members(Ctx &ctx)
+{
+	std::map<std::string, std::string> out;
+	std::unique_ptr<Client> c;
+	try {
+		c = ctx.env.connect();
+	} catch (const ModuleNotLoaded &) {
+		return out;
+	}
+	for (const auto &v : c->list())
+		for (const auto &m : c->get(VolumeRef{v.index, v.name}).members)
+			out.emplace(m.disk, v.name);
+	return out;
+}
+
+// What uses @c's namespaces: holders, mounts, fx volumes.
+std::vector<std::string> users_of(Fabric &f, const Controller &c,
+				  const std::map<std::string, std::string> &members)
+{
+	std::vector<std::string> users = f.namespace_users(c.name);
+	for (const auto &disk : f.namespace_disks(c.name)) {
+		auto m = members.find(disk);
+		if (m != members.end())
+			users.push_back(fmt::format("{} member of fx volume {}", disk, m->second));
+	}
+	return users;
+}
+
+// disconnect --config: the controllers of @config's ports that fxctl
+// connected and whose namespaces nothing uses. Others are left, and said
+// so; one in use fails the command (exit 4) after the rest are done.
+int disconnect_config(Ctx &ctx, Fabric &f, const std::vector<Controller> &all,
+		      const std::string &config)
+{
+	// Nothing connected is not an error here: stopping twice is fine.
+	std::vector<Controller> gone;
+	std::vector<std::string> busy;
+	std::map<std::string, std::string> members;
+	bool members_read = false;
+	for (const auto &c : config_controllers(ctx, f, all, config)) {
+		if (!f.connected_by_fxctl(c)) {
+			if (!ctx.as_json)
+				ctx.env.err << fmt::format("fxctl: left {} ({} via {} {}:{}): not "
+							   "connected by fxctl\n",
+							   c.name, c.subsysnqn, c.transport, c.traddr,
+							   c.trsvcid);
+			continue;
+		}
+		if (!members_read) {
+			members = volume_members(ctx);
+			members_read = true;
+		}
+		auto users = users_of(f, c, members);
+		if (!users.empty()) {
+			std::string list;
+			for (const auto &u : users)
+				list += (list.empty() ? "" : ", ") + u;
+			busy.push_back(fmt::format("not disconnecting {} ({}): its namespace is in "
+						   "use: {}", c.name, c.subsysnqn, list));
+			continue;
+		}
+		f.disconnect(c.name);
+		f.forget_connected(c.name);
+		gone.push_back(c);
+	}
+	json doc = disconnect_doc(gone);
+	if (!busy.empty())
+		doc["refused"] = busy;
+	ctx.print(doc, text_disconnect(doc));
+	for (const auto &b : busy)
+		ctx.env.err << "fxctl: " << b << '\n';
+	return busy.empty() ? exit_ok : exit_busy;
+}
+
 }  // namespace
 
 void connect_options(po::options_description &opts, po::options_description &,
@@ -239,8 +393,10 @@ void disconnect_options(po::options_description &opts, po::options_description &
 		 "disconnect every controller of subsystem NQN")
 		("config", po::value<std::string>()->implicit_value(default_config)
 				   ->value_name("FILE"),
-		 "disconnect the controllers of every subsystem port in FILE (default "
-		 "/etc/nvme/config.json): what connect-all connected");
+		 "disconnect the controllers of the subsystem ports in FILE (default "
+		 "/etc/nvme/config.json) that fxctl connected (recorded in "
+		 "/run/fxblk/connected); one whose namespace is in use (held, mounted, "
+		 "an fx volume's member) is refused (exit 4)");
 	hidden.add_options()("ctrl", po::value<std::vector<std::string>>(), "controllers");
 	pos.add("ctrl", -1);
 }
@@ -272,29 +428,7 @@ int cmd_connect_all(Ctx &ctx)
 			continue;
 		}
 		// A discovery controller: connect what it lists.
-		std::vector<DiscoveryEntry> entries;
-		try {
-			entries = f->discover(t);
-		} catch (const ConnectFailed &e) {
-			ConnectResult r;
-	r.target = t;
-			ConnectCause cause = cause_of(*f, t, e);
-			r.status = "failed";
-			r.error = "discovery: " + cause.message;
-			r.err = cause.err;
-			results.push_back(r);
-			continue;
-		}
-		for (const auto &e : entries) {
-			if (e.subtype != "nvme")
-				continue;
-			FabricTarget s = t;
-			s.transport = e.transport;
-			s.traddr = e.traddr;
-			s.trsvcid = e.trsvcid;
-			s.subsysnqn = e.subsysnqn;
-			results.push_back(connect_one(ctx, *f, s, p));
-		}
+		discover_and_connect(ctx, *f, t, p, results);
 	}
 	return finish(ctx, results);
 }
@@ -328,26 +462,8 @@ int cmd_disconnect(Ctx &ctx)
 		throw UsageError("give one of: controllers (nvmeX...), --nqn NQN, --config [FILE]");
 	std::vector<Controller> all = f->controllers();
 	std::vector<Controller> gone;
-	if (!config.empty()) {
-		// Nothing connected is not an error here: stopping twice is fine.
-		for (FabricTarget t : f->read_config(config)) {
-			take_host(ctx, *f, t);
-			if (t.discovery()) {
-				for (const auto &c : all)
-					if (c.transport == t.transport && c.traddr == t.traddr &&
-					    c.hostnqn == t.hostnqn && c.subsysnqn != discovery_nqn &&
-					    std::find(gone.begin(), gone.end(), c) == gone.end())
-						gone.push_back(c);
-			} else if (auto c = find_controller(all, t)) {
-				gone.push_back(*c);
-			}
-		}
-		for (const auto &c : gone)
-			f->disconnect(c.name);
-		json doc = disconnect_doc(gone);
-		ctx.print(doc, text_disconnect(doc));
-		return exit_ok;
-	}
+	if (!config.empty())
+		return disconnect_config(ctx, *f, all, config);
 	for (const auto &c : all)
 		if (c.subsysnqn == nqn && !nqn.empty())
 			gone.push_back(c);
@@ -363,8 +479,10 @@ int cmd_disconnect(Ctx &ctx)
 	if (gone.empty())
 		throw Error(fmt::format("no controller of subsystem {} is connected", nqn),
 			    errno_error(ENOENT));
-	for (const auto &c : gone)
+	for (const auto &c : gone) {
 		f->disconnect(c.name);
+		f->forget_connected(c.name);
+	}
 	json doc = disconnect_doc(gone);
 	ctx.print(doc, text_disconnect(doc));
 	return exit_ok;

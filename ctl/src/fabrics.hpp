@@ -19,7 +19,7 @@ inline constexpr const char *discovery_nqn = "nqn.2014-08.org.nvmexpress.discove
 // Connect tuning; unset fields keep the kernel's/libnvme's defaults.
 struct FabricTuning {
 	std::optional<int> ctrl_loss_tmo, fast_io_fail_tmo, reconnect_delay, nr_io_queues,
-		nr_poll_queues, keep_alive_tmo;
+		nr_poll_queues, keep_alive_tmo, tos;
 	bool operator==(const FabricTuning &) const = default;
 };
 
@@ -30,8 +30,16 @@ struct FabricTarget {
 	std::string subsysnqn;
 	std::string hostnqn, hostid;  // empty: the host's default
 	FabricTuning tuning;
+	// The libnvme JSON configuration this target comes from (empty: the
+	// command line). connect() reads it into libnvme's tree and hands the
+	// matching port's own settings to nvmf_add_ctrl: DH-CHAP keys (host
+	// and port), digests, TLS, queue_size, nr_*_queues, tos... as libnvme
+	// parsed them; @tuning (the command line, and the keys libnvme 1.3
+	// drops) wins over them.
+	std::string config;
 	bool discovery() const { return subsysnqn == discovery_nqn; }
-	// "nqn... via rdma 10.0.0.1:4420"
+	// "nqn... via rdma 10.0.0.1:4420", then " from 10.0.1.1" (host_traddr)
+	// and " through eth1" (host_iface) when set
 	std::string display() const;
 	bool operator==(const FabricTarget &) const = default;
 };
@@ -40,6 +48,8 @@ struct FabricTarget {
 struct Controller {
 	std::string name;  // nvme2
 	std::string transport, traddr, trsvcid, subsysnqn, hostnqn, state;
+	// from the address: host_traddr= (src_addr= for TCP), host_iface=
+	std::string host_traddr, host_iface;
 	// sysfs values as written there ("off" = -1); absent on older kernels.
 	std::optional<int> ctrl_loss_tmo, fast_io_fail_tmo, reconnect_delay;
 	bool operator==(const Controller &) const = default;
@@ -93,9 +103,47 @@ public:
 	// /etc/nvme/hostnqn and hostid, trimmed; empty when missing.
 	virtual std::string default_hostnqn() = 0;
 	virtual std::string default_hostid() = 0;
+	// What fxctl connected (connect, connect-all), recorded in
+	// /run/fxblk/connected/<controller> with the controller's identity
+	// (controller_identity), so that 'disconnect --config' touches only
+	// those: a controller name the kernel reused since does not match.
+	virtual void record_connected(const Controller &c) = 0;
+	virtual bool connected_by_fxctl(const Controller &c) = 0;
+	virtual void forget_connected(const std::string &ctrl) = 0;
+	// What uses the namespaces of controller @ctrl: "nvme0n1 held by dm-0",
+	// "nvme0n1p1 mounted on /mnt" (holders, mounts; a namespace with native
+	// multipath counts by its head, nvmeXnY).
+	virtual std::vector<std::string> namespace_users(const std::string &ctrl) = 0;
+	// The block devices (nvmeXnY: the namespace heads) of @ctrl's namespaces.
+	virtual std::vector<std::string> namespace_disks(const std::string &ctrl) = 0;
 };
 
+// "rdma 10.0.0.1 4420 host_traddr= host_iface= nqn... hostnqn...": what a
+// record of a connected controller must match.
+std::string controller_identity(const Controller &c);
+// The namespace head of a namespace block device of a controller:
+// "nvme0c1n1" (a path, native multipath) -> "nvme0n1"; others as they are.
+std::string namespace_head(const std::string &disk);
+
 std::unique_ptr<Fabric> make_libnvme_fabric(bool verbose);
+
+// The settings connect() hands nvmf_add_ctrl for a target of a config
+// file: its port in @t.config as libnvme read it (nvme_read_config), keys
+// and all, with @t.tuning over it. found: false when the file has no such
+// port (a subsystem a discovery controller listed); then only the host's
+// key applies. Reads the file; no connection is made.
+struct ConfigPort {
+	bool found = false;
+	std::string host_key;       // the host's dhchap_key
+	std::string port_host_key;  // the port's dhchap_key
+	std::string ctrl_key;       // the port's dhchap_ctrl_key (bidirectional)
+	std::string host_traddr, host_iface;
+	int nr_io_queues = 0, nr_write_queues = 0, nr_poll_queues = 0, queue_size = 0,
+	    keep_alive_tmo = 0, reconnect_delay = 0, ctrl_loss_tmo = 0, fast_io_fail_tmo = 0,
+	    tos = -1;
+	bool hdr_digest = false, data_digest = false, tls = false, disable_sqflow = false;
+};
+ConfigPort config_port(const FabricTarget &t);
 
 // ---- pure decisions ---------------------------------------------------
 
@@ -109,8 +157,10 @@ std::map<std::string, std::string> parse_address(const std::string &address);
 // A sysfs timeout value: "600" -> 600, "off" -> -1; none if unparsable.
 std::optional<int> parse_tmo(const std::string &text);
 // The live-or-recovering controller for @t (same transport, address,
-// service, subsystem and, when @t names one, host NQN); none if there is
-// none. Deleting/dead controllers do not count.
+// service, subsystem and, when @t names them, host NQN, host address and
+// host interface: a second path through another interface is another
+// controller); none if there is none. Deleting/dead controllers do not
+// count.
 std::optional<Controller> find_controller(const std::vector<Controller> &ctrls,
 					  const FabricTarget &t);
 

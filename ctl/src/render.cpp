@@ -776,6 +776,8 @@ json target_json(const FabricTarget &t)
 		{"transport", t.transport},
 		{"traddr", t.traddr},
 		{"trsvcid", t.trsvcid.empty() ? default_trsvcid(t) : t.trsvcid},
+		{"host_traddr", t.host_traddr.empty() ? json(nullptr) : json(t.host_traddr)},
+		{"host_iface", t.host_iface.empty() ? json(nullptr) : json(t.host_iface)},
 		{"hostnqn", t.hostnqn}};
 }
 
@@ -816,6 +818,10 @@ std::string text_connect(const json &doc)
 					       c.at("transport").get<std::string>(),
 					       c.at("traddr").get<std::string>(),
 					       c.at("trsvcid").get<std::string>());
+		if (c.value("host_traddr", json()).is_string())
+			what += " from " + c.at("host_traddr").get<std::string>();
+		if (c.value("host_iface", json()).is_string())
+			what += " through " + c.at("host_iface").get<std::string>();
 		auto status = c.at("status").get<std::string>();
 		if (status == "failed")
 			out += fmt::format("failed: {}: {}\n", what, c.at("error").get<std::string>());

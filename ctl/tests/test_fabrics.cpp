@@ -7,8 +7,12 @@
 extern "C" {
 #include <nvme/util.h>
 }
+#include <cstdlib>
 #include <deque>
+#include <map>
+#include <set>
 #include <nlohmann/json.hpp>
+#include <unistd.h>
 
 using namespace fxtest;
 using doctest::Contains;
@@ -49,6 +53,13 @@ struct FakeFabric final : Fabric {
 		std::vector<FabricTarget> connected;
 		bool rdma_loaded = true;
 		int route_err = 0;
+		std::string hostid;  // /etc/nvme/hostid
+		std::set<std::string> recorded;                           // /run/fxblk/connected
+		std::map<std::string, std::vector<std::string>> users;    // controller -> users
+		std::map<std::string, std::vector<std::string>> disks;    // controller -> heads
+		std::vector<std::string> disconnected;
+		std::map<std::string, std::vector<DiscoveryEntry>> logs;  // traddr -> log
+		std::vector<std::string> discovered;                     // traddrs asked
 	};
 	State &s;
 	explicit FakeFabric(State &st) : s(st) {}
@@ -67,13 +78,22 @@ struct FakeFabric final : Fabric {
 		s.ctrls.push_back(c);
 		return c.name;
 	}
-	std::vector<DiscoveryEntry> discover(const FabricTarget &) override { return {}; }
-	void disconnect(const std::string &) override {}
+	void record_connected(const Controller &c) override { s.recorded.insert(c.name); }
+	bool connected_by_fxctl(const Controller &c) override { return s.recorded.count(c.name); }
+	void forget_connected(const std::string &c) override { s.recorded.erase(c); }
+	std::vector<std::string> namespace_users(const std::string &c) override { return s.users[c]; }
+	std::vector<std::string> namespace_disks(const std::string &c) override { return s.disks[c]; }
+	std::vector<DiscoveryEntry> discover(const FabricTarget &t) override
+	{
+		s.discovered.push_back(t.traddr);
+		return s.logs[t.traddr];
+	}
+	void disconnect(const std::string &c) override { s.disconnected.push_back(c); }
 	std::vector<FabricTarget> read_config(const std::string &) override { return s.config; }
 	bool module_loaded(const std::string &) override { return s.rdma_loaded; }
 	int route_error(const std::string &) override { return s.route_err; }
 	std::string default_hostnqn() override { return target().hostnqn; }
-	std::string default_hostid() override { return ""; }
+	std::string default_hostid() override { return s.hostid; }
 };
 
 struct FabricHarness : Harness {
@@ -238,4 +258,234 @@ TEST_CASE("connect-all: every config target, existing ones reported")
 	CHECK(h.fs.connected[0].tuning.fast_io_fail_tmo == 5);  // from the command line
 	h.fs.config.clear();
 	CHECK(h.run({"connect-all", "--config", "/x.json"}) == exit_not_found);
+}
+
+TEST_CASE("a second path through another host address is another controller")
+{
+	std::vector<Controller> cs = {ctrl("nvme0", "nqn.test:m0")};
+	cs[0].host_traddr = "10.0.0.1";
+	FabricTarget a = target();
+	a.host_traddr = "10.0.0.1";
+	FabricTarget b = target();
+	b.host_traddr = "10.0.1.1";
+	CHECK(find_controller(cs, a)->name == "nvme0");
+	CHECK(!find_controller(cs, b));
+	CHECK(find_controller(cs, target())->name == "nvme0");  // no host address: any
+	b.host_traddr.clear();
+	b.host_iface = "dummy1";
+	CHECK(!find_controller(cs, b));
+	CHECK(a.display() == "nqn.test:m0 via rdma 10.0.0.1:4420 from 10.0.0.1");
+}
+
+TEST_CASE("a refused DH-CHAP key is a permanent cause naming the target")
+{
+	FabricTarget t = target();
+	// no key, target requires one (6.12 logs only the ENOKEY of queue 0)
+	auto none = explain_connect_failure(
+		t, ENVME_CONNECT_WRITE, {"nvme nvme1: failed to connect queue: 0 ret=-126"}, true, 0);
+	CHECK(!none.transient);
+	CHECK(none.message.find("nqn.test:m0 requires DH-CHAP authentication and no key") == 0);
+	auto c = explain_connect_failure(t, ENVME_CONNECT_WRITE,
+					 {"nvme nvme2: qid 0: authentication failed, error -13"},
+					 true, 0);
+	CHECK(!c.transient);
+	CHECK(c.err == EACCES);
+	CHECK_MESSAGE(c.message.find("DH-CHAP authentication of host " + t.hostnqn +
+				     " with nqn.test:m0 failed") == 0,
+		      c.message);
+}
+
+namespace {
+
+// A libnvme JSON configuration in a temporary file.
+struct ConfigFile {
+	std::string path;
+	explicit ConfigFile(const std::string &text)
+	{
+		char tmpl[] = "/tmp/fxctl-test-config-XXXXXX";
+		int fd = ::mkstemp(tmpl);
+		REQUIRE(fd >= 0);
+		REQUIRE(::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size()));
+		::close(fd);
+		path = tmpl;
+	}
+	~ConfigFile() { ::unlink(path.c_str()); }
+};
+
+const char *two_path_config = R"([
+  {
+    "hostnqn": "nqn.test:host",
+    "dhchap_key": "DHHC-1:00:hostkey:",
+    "subsystems": [
+      { "nqn": "nqn.test:m0",
+        "ports": [
+          { "transport": "rdma", "traddr": "10.0.0.1", "trsvcid": "4420",
+            "host_traddr": "10.0.0.1", "nr_io_queues": 1, "queue_size": 64,
+            "tos": 3, "ctrl_loss_tmo": 30 },
+          { "transport": "rdma", "traddr": "10.0.1.1", "trsvcid": "4420",
+            "host_traddr": "10.0.1.1", "dhchap_key": "DHHC-1:00:portkey:",
+            "dhchap_ctrl_key": "DHHC-1:00:ctrlkey:", "keep_alive_tmo": 7 }
+        ] },
+      { "nqn": "nqn.test:m1",
+        "ports": [ { "transport": "tcp", "traddr": "10.0.0.1", "trsvcid": "4420",
+                     "host_iface": "eth1", "hdr_digest": true, "data_digest": true } ] }
+    ]
+  }
+])";
+
+}  // namespace
+
+TEST_CASE("connect-all hands libnvme each port's own settings from config.json")
+{
+	ConfigFile f(two_path_config);
+	auto targets = make_libnvme_fabric(false)->read_config(f.path);
+	REQUIRE(targets.size() == 3);
+	for (const auto &t : targets) {
+		CHECK(t.config == f.path);
+		CHECK(t.hostid.empty());  // the file has none: take_host defaults it
+	}
+	// (libnvme lists them in its own order)
+	auto by_addr = [&](const std::string &nqn, const std::string &traddr) {
+		for (const auto &t : targets)
+			if (t.subsysnqn == nqn && t.traddr == traddr)
+				return t;
+		FAIL("no target ", nqn, " at ", traddr);
+		return FabricTarget{};
+	};
+	FabricTarget a = by_addr("nqn.test:m0", "10.0.0.1"), b = by_addr("nqn.test:m0", "10.0.1.1"),
+		     c = by_addr("nqn.test:m1", "10.0.0.1");
+	CHECK(a.host_traddr == "10.0.0.1");
+	CHECK(b.host_traddr == "10.0.1.1");
+	CHECK(c.host_iface == "eth1");
+	// libnvme 1.3 drops tos and ctrl_loss_tmo; read again from the file
+	CHECK(a.tuning.tos == 3);
+	CHECK(a.tuning.ctrl_loss_tmo == 30);
+	CHECK(!b.tuning.tos);
+
+	a.hostid = b.hostid = c.hostid = "0b7a1e5c-0000-4000-8000-000000000001";  // /etc/nvme/hostid
+	ConfigPort pa = config_port(a);
+	CHECK(pa.found);
+	CHECK(pa.host_key == "DHHC-1:00:hostkey:");  // the file's host, though another host ID
+	CHECK(pa.port_host_key.empty());
+	CHECK(pa.ctrl_key.empty());
+	CHECK(pa.host_traddr == "10.0.0.1");
+	CHECK(pa.nr_io_queues == 1);
+	CHECK(pa.queue_size == 64);
+	CHECK(pa.tos == 3);
+	CHECK(pa.ctrl_loss_tmo == 30);
+	CHECK(pa.keep_alive_tmo == 0);
+
+	ConfigPort pb = config_port(b);  // the second path: its own keys and settings
+	CHECK(pb.found);
+	CHECK(pb.host_traddr == "10.0.1.1");
+	CHECK(pb.port_host_key == "DHHC-1:00:portkey:");
+	CHECK(pb.ctrl_key == "DHHC-1:00:ctrlkey:");
+	CHECK(pb.keep_alive_tmo == 7);
+	CHECK(pb.nr_io_queues == 0);
+	CHECK(pb.queue_size == 0);
+	CHECK(pb.tos == -1);
+
+	ConfigPort pc = config_port(c);
+	CHECK(pc.found);
+	CHECK(pc.host_iface == "eth1");
+	CHECK(pc.hdr_digest);
+	CHECK(pc.data_digest);
+
+	// the command line wins over the file
+	a.tuning.nr_io_queues = 4;
+	CHECK(config_port(a).nr_io_queues == 4);
+	// a subsystem the file does not name (a discovery log entry): the host's key only
+	FabricTarget d = a;
+	d.subsysnqn = "nqn.test:other";
+	ConfigPort pd = config_port(d);
+	CHECK(!pd.found);
+	CHECK(pd.host_key == "DHHC-1:00:hostkey:");
+	CHECK(pd.queue_size == 0);
+}
+
+TEST_CASE("connect-all: the host ID comes from /etc/nvme/hostid when the config names none")
+{
+	FabricHarness h;
+	h.fs.hostid = "0b7a1e5c-0000-4000-8000-000000000001";
+	h.fs.config = {target("nqn.test:m0"), target("nqn.test:m1")};
+	h.fs.config[0].config = h.fs.config[1].config = "/x.json";
+	h.fs.config[1].hostid = "0b7a1e5c-0000-4000-8000-000000000002";  // the config's own
+	CHECK(h.run({"connect-all", "--config", "/x.json"}) == 0);
+	REQUIRE(h.fs.connected.size() == 2);
+	CHECK(h.fs.connected[0].hostid == "0b7a1e5c-0000-4000-8000-000000000001");
+	CHECK(h.fs.connected[1].hostid == "0b7a1e5c-0000-4000-8000-000000000002");
+	CHECK(h.fs.connected[0].config == "/x.json");
+}
+
+TEST_CASE("disconnect --config: only what fxctl connected, never a namespace in use")
+{
+	FabricHarness h;
+	h.fs.config = {target("nqn.test:m0"), target("nqn.test:m1"), target("nqn.test:m2")};
+	for (auto &t : h.fs.config)
+		t.config = "/x.json";
+	h.fs.ctrls = {ctrl("nvme0", "nqn.test:m0")};  // connected by someone else
+	CHECK(h.run({"connect-all", "--config", "/x.json"}) == 0);
+	CHECK(h.fs.recorded == std::set<std::string>{"nvme1", "nvme2"});  // only the new ones
+	h.fs.users["nvme2"] = {"nvme2n1 mounted on /mnt/data"};
+	h.fs.disks["nvme1"] = {"nvme1n1"};
+	h.state.volumes.clear();  // no fx volume
+	CHECK(h.run({"disconnect", "--config", "/x.json"}) == exit_busy);
+	CHECK(h.fs.disconnected == std::vector<std::string>{"nvme1"});
+	CHECK(h.fs.recorded == std::set<std::string>{"nvme2"});
+	CHECK_MESSAGE(h.err.str().find("left nvme0 (nqn.test:m0 via rdma 10.0.0.1:4420): not "
+				       "connected by fxctl") != std::string::npos,
+		      h.err.str());
+	CHECK(h.err.str().find("not disconnecting nvme2 (nqn.test:m2): its namespace is in use: "
+			       "nvme2n1 mounted on /mnt/data") != std::string::npos);
+	CHECK(h.out.str().find("disconnected nvme1") != std::string::npos);
+}
+
+TEST_CASE("disconnect --config refuses a member of a running fx volume")
+{
+	FabricHarness h;
+	h.fs.config = {target("nqn.test:m0")};
+	h.fs.config[0].config = "/x.json";
+	CHECK(h.run({"connect-all", "--config", "/x.json"}) == 0);
+	h.fs.disks["nvme0"] = {"nvme0n1"};  // the fake module's vol1 has it as a member
+	CHECK(h.run({"disconnect", "--config", "/x.json"}) == exit_busy);
+	CHECK(h.fs.disconnected.empty());
+	CHECK_MESSAGE(h.err.str().find("not disconnecting nvme0 (nqn.test:m0): its namespace is "
+				       "in use: nvme0n1 member of fx volume vol1") != std::string::npos,
+		      h.err.str());
+}
+
+TEST_CASE("a namespace path counts by its head")
+{
+	CHECK(namespace_head("nvme1c2n1") == "nvme1n1");
+	CHECK(namespace_head("nvme0n1") == "nvme0n1");
+	CHECK(namespace_head("nvme12c3n10") == "nvme12n10");
+}
+
+TEST_CASE("connect-all follows discovery referrals, each address once")
+{
+	FabricHarness h;
+	FabricTarget d = target(discovery_nqn, "4420");
+	d.config = "/x.json";
+	h.fs.config = {d};
+	auto entry = [](const std::string &subtype, const std::string &addr, const std::string &nqn) {
+		DiscoveryEntry e;
+		e.transport = "rdma";
+		e.traddr = addr;
+		e.trsvcid = "4420";
+		e.subsysnqn = nqn;
+		e.subtype = subtype;
+		return e;
+	};
+	h.fs.logs["10.0.0.1"] = {entry("discovery", "10.0.0.1", discovery_nqn),  // itself
+				 entry("nvme", "10.0.0.1", "nqn.test:m0"),
+				 entry("discovery", "10.0.0.2", discovery_nqn)};     // a referral
+	h.fs.logs["10.0.0.2"] = {entry("nvme", "10.0.0.2", "nqn.test:m1"),
+				 entry("discovery", "10.0.0.1", discovery_nqn)};     // and back
+	CHECK(h.run({"connect-all", "--config", "/x.json"}) == 0);
+	CHECK(h.fs.discovered == std::vector<std::string>{"10.0.0.1", "10.0.0.2"});
+	REQUIRE(h.fs.connected.size() == 2);
+	CHECK(h.fs.connected[0].subsysnqn == "nqn.test:m0");
+	CHECK(h.fs.connected[1].subsysnqn == "nqn.test:m1");
+	CHECK(h.fs.connected[1].traddr == "10.0.0.2");
+	CHECK(h.fs.connected[1].config == "/x.json");
 }

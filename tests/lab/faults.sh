@@ -68,6 +68,17 @@ fl_ctrl() {
 	return 1
 }
 
+# fl_ctrl_count: how many NVMe controllers the host has
+fl_ctrl_count() { local n=0 c; for c in /sys/class/nvme/nvme*; do [ -e "$c" ] && n=$((n + 1)); done; echo $n; }
+# fl_disconnect_all: delete every controller (the lab's connects too), wait until gone
+fl_disconnect_all() {
+	local c
+	for c in /sys/class/nvme/nvme*; do
+		[ -e "$c/delete_controller" ] && echo 1 >"$c/delete_controller"
+	done
+	fl_wait 20 eval '[ "$(fl_ctrl_count)" = 0 ]' || fail "controllers left after disconnect: $(ls /sys/class/nvme)"
+}
+
 # fl_ctrl_state CTRL: live, connecting, resetting, deleting, ... ("" if gone)
 fl_ctrl_state() { cat "/sys/class/nvme/$1/state" 2>/dev/null; }
 

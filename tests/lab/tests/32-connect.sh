@@ -23,14 +23,6 @@ NQN0=${FL_NQN}0
 NQN1=${FL_NQN}1
 MODPROBE=$(cat /proc/sys/kernel/modprobe)
 
-ctrl_count() { local n=0 c; for c in /sys/class/nvme/nvme*; do [ -e "$c" ] && n=$((n + 1)); done; echo $n; }
-disconnect_all() {
-	local c
-	for c in /sys/class/nvme/nvme*; do
-		[ -e "$c/delete_controller" ] && echo 1 >"$c/delete_controller"
-	done
-	fl_wait 20 eval '[ "$(ctrl_count)" = 0 ]' || fail "controllers left after disconnect: $(ls /sys/class/nvme)"
-}
 cleanup() {
 	echo "$MODPROBE" >/proc/sys/kernel/modprobe
 	modprobe nvme_rdma 2>/dev/null
@@ -45,7 +37,7 @@ trap cleanup EXIT
 fx_load
 HOSTNQN=$(cat /etc/nvme/hostnqn) || fail "no /etc/nvme/hostnqn in the lab image"
 HOSTID=$(cat /etc/nvme/hostid) || fail "no /etc/nvme/hostid in the lab image"
-disconnect_all
+fl_disconnect_all
 
 # -- connect-all from libnvme's configuration
 cat >/etc/nvme/config.json <<EOF
@@ -63,7 +55,7 @@ cat >/etc/nvme/config.json <<EOF
 EOF
 fx_json fxctl -o json connect-all
 expect_eq "$(jqr '[.connections[].status] | join(",")')" "connected,connected" "connect-all statuses"
-expect_eq "$(ctrl_count)" 2 "controllers after connect-all"
+expect_eq "$(fl_ctrl_count)" 2 "controllers after connect-all"
 for i in 0 1; do
 	c=$(fl_ctrl $i) || fail "no controller for $FL_NQN$i after connect-all"
 	expect_eq "$(fl_ctrl_state "$c")" live "state of $c"
@@ -83,7 +75,7 @@ done
 fx_json fxctl -o json connect-all
 expect_eq "$(jqr '[.connections[].status] | join(",")')" "already-connected,already-connected" \
 	"second connect-all"
-expect_eq "$(ctrl_count)" 2 "controllers after repeated connects"
+expect_eq "$(fl_ctrl_count)" 2 "controllers after repeated connects"
 
 # -- target port down at connect time: retried, connected once it is back
 fx_run fxctl disconnect -n "$NQN1"
@@ -127,7 +119,7 @@ rm "$FL_NVMET/subsystems/$NQN1/allowed_hosts/"*
 echo 1 >"$FL_NVMET/subsystems/$NQN1/attr_allow_any_host"
 
 # -- transport module missing (and not loadable)
-disconnect_all
+fl_disconnect_all
 modprobe -r nvme_rdma || fail "modprobe -r nvme_rdma"	# and nvme_fabrics with it
 fx_expect_fail --msg "nvme_fabrics not loaded \(modprobe nvme-fabrics\)" \
 	fxctl connect -t rdma -a "$FL_IP" -n "$NQN0" --retries 0
