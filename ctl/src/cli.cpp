@@ -367,7 +367,8 @@ po::options_description global_options()
 
 const char exit_status_help[] =
 	"Exit status: 0 ok, 1 failed, 2 usage error, 3 not found, 4 busy (open or in use),\n"
-	"5 module not loaded, 6 permission denied. With -o json, errors are printed on\n"
+	"5 module not loaded, 6 permission denied, 7 connect-all connected some targets\n"
+	"and not others (each named). With -o json, errors are printed on\n"
 	"stdout as {\"error\": {\"message\", \"code\", \"errno\", \"errno_name\"}}.\n";
 
 std::string main_help()

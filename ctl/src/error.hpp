@@ -18,6 +18,7 @@ enum exit_code : int {
 	exit_busy = 4,        // volume open or member in use
 	exit_no_module = 5,   // fxblk module not loaded
 	exit_permission = 6,  // needs root (CAP_SYS_ADMIN and CAP_NET_ADMIN)
+	exit_partial = 7,     // connect-all: some targets connected, others not
 };
 
 // The exit status for a failure with errno @err (positive or negative).

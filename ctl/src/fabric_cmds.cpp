@@ -56,9 +56,10 @@ void tuning_options(po::options_description &opts)
 		("nr-io-queues", po::value<int>()->value_name("N"), "I/O queues (default: CPUs)")
 		("nr-poll-queues", po::value<int>()->value_name("N"), "polled I/O queues")
 		("retries", po::value<unsigned>()->default_value(5)->value_name("N"),
-		 "retry an unreachable target N times, waiting 1, 2, 4, 8, 8... s")
+		 "retry unreachable targets N times, waiting 1, 2, 4, 8, 8... s; every "
+		 "target is tried once before any is retried")
 		("timeout", po::value<double>()->default_value(60)->value_name("SECONDS"),
-		 "stop retrying a target after SECONDS");
+		 "start no retry after SECONDS in all (not per target)");
 }
 
 std::string get(const Ctx &ctx, const char *key)
@@ -145,21 +146,28 @@ RetryPolicy retry_policy(const Ctx &ctx)
 	return {ctx.vm["retries"].as<unsigned>(), timeout};
 }
 
-// Connects @t unless a controller for it exists; retries transient
-// failures. Never throws for a failed target: the result says why.
-ConnectResult connect_one(Ctx &ctx, Fabric &f, const FabricTarget &t, const RetryPolicy &p)
+// A target for connect_rounds, not tried yet.
+ConnectResult pending(const FabricTarget &t)
 {
 	ConnectResult r;
 	r.target = t;
-	double deadline = ctx.env.clock() + p.timeout;
+	return r;
+}
+
+// One attempt at @r's target, unless a controller for it exists: true once
+// it is settled (connected, or failed for good), false after a transient
+// failure (r.error says which). Never throws for a failed target.
+bool attempt_one(Ctx &ctx, Fabric &f, ConnectResult &r)
+{
+	const FabricTarget &t = r.target;
 	bool raced = false;
-	for (unsigned attempt = 1;; ++attempt) {
-		r.attempts = attempt;
+	++r.attempts;
+	for (;;) {
 		if (auto c = find_controller(f.controllers(), t)) {
-			r.status = attempt == 1 ? "already-connected" : "connected";
+			r.status = r.attempts == 1 ? "already-connected" : "connected";
 			r.controller = c->name;
 			r.state = c->state;
-			return r;
+			return true;
 		}
 		try {
 			r.controller = f.connect(t);
@@ -168,7 +176,7 @@ ConnectResult connect_one(Ctx &ctx, Fabric &f, const FabricTarget &t, const Retr
 			for (const auto &c : f.controllers())
 				if (c.name == r.controller)
 					f.record_connected(c);
-			return r;
+			return true;
 		} catch (const ConnectFailed &e) {
 			ConnectCause cause = cause_of(f, t, e);
 			if (cause.err == EEXIST && !raced) {
@@ -178,43 +186,88 @@ ConnectResult connect_one(Ctx &ctx, Fabric &f, const FabricTarget &t, const Retr
 			if (ctx.verbose)
 				for (const auto &l : e.kernel_log())
 					ctx.env.err << "fxctl: kernel: " << l << '\n';
+			r.status = "failed";
 			r.error = cause.message;
 			r.err = cause.err;
-			double wait = backoff_seconds(attempt);
-			bool more = cause.transient && attempt <= p.retries &&
-				    ctx.env.clock() + wait <= deadline;
-			if (!more) {
-				r.status = "failed";
-				return r;
-			}
-			ctx.env.err << fmt::format("fxctl: {}: {}; retry {} of {} in {} s\n",
-						   t.display(), cause.message, attempt, p.retries,
-						   wait);
-			ctx.env.err.flush();
-			ctx.env.sleep(wait);
+			return !cause.transient;
 		}
 	}
+}
+
+// Connects the targets of @results that are not settled yet (empty
+// status). Every target is tried once, in order, before any is tried
+// again: the kernel takes one connect at a time (nvmf_dev_mutex in
+// drivers/nvme/host/fabrics.c), so retrying a target that is down first
+// would hold back every target behind it. Those that failed transiently
+// are tried again after backoff_seconds(round), for at most p.retries
+// more rounds and p.timeout seconds in all (no retry starts after that;
+// one in progress takes the transport's own time, up to a few seconds
+// over RDMA; the first round tries every target). What is still failing
+// then stays "failed".
+void connect_rounds(Ctx &ctx, Fabric &f, std::vector<ConnectResult> &results,
+		    const RetryPolicy &p)
+{
+	double deadline = ctx.env.clock() + p.timeout;
+	std::vector<std::size_t> todo;
+	for (std::size_t i = 0; i < results.size(); ++i)
+		if (results[i].status.empty())
+			todo.push_back(i);
+	for (unsigned round = 1; !todo.empty(); ++round) {
+		std::vector<std::size_t> again;
+		for (std::size_t i : todo)
+			if ((round > 1 && ctx.env.clock() > deadline) ||
+			    !attempt_one(ctx, f, results[i]))
+				again.push_back(i);
+		double wait = backoff_seconds(round);
+		if (again.empty() || round > p.retries || ctx.env.clock() + wait > deadline)
+			return;
+		for (std::size_t i : again)
+			ctx.env.err << fmt::format("fxctl: {}: {}; retry {} of {} in {} s\n",
+						   results[i].target.display(), results[i].error,
+						   round, p.retries, wait);
+		ctx.env.err.flush();
+		ctx.env.sleep(wait);
+		todo = std::move(again);
+	}
+}
+
+// One target (fxctl connect): the same rounds, with one target in them.
+ConnectResult connect_one(Ctx &ctx, Fabric &f, const FabricTarget &t, const RetryPolicy &p)
+{
+	std::vector<ConnectResult> one = {pending(t)};
+	connect_rounds(ctx, f, one, p);
+	return one[0];
 }
 
 int finish(Ctx &ctx, const std::vector<ConnectResult> &results)
 {
 	json doc = connect_doc(results);
 	ctx.print(doc, text_connect(doc));
-	for (const auto &r : results)
-		if (r.status == "failed") {
-			if (!ctx.as_json)
-				ctx.env.err << "fxctl: " << r.target.display() << ": " << r.error << '\n';
-			return results.size() == 1 ? exit_code_for_errno(r.err) : exit_runtime;
-		}
-	return exit_ok;
+	const ConnectResult *first = nullptr;
+	std::size_t failed = 0;
+	for (const auto &r : results) {
+		if (r.status != "failed")
+			continue;
+		first = first ? first : &r;
+		++failed;
+		if (!ctx.as_json)
+			ctx.env.err << "fxctl: " << r.target.display() << ": " << r.error << '\n';
+	}
+	if (!first)
+		return exit_ok;
+	if (results.size() == 1)
+		return exit_code_for_errno(first->err);
+	// some connected, the others named above: fxblk-connect.service counts
+	// this as started (SuccessExitStatus=7), so its stop path still runs
+	return failed < results.size() ? exit_partial : exit_runtime;
 }
 
-// Connects every NVMe subsystem that the discovery controller @t lists,
-// and follows its referrals (entries of the discovery subtype at another
-// address) the same way, each address once and at most 16 in all; the
-// referrals keep @t's host and host address/interface.
-void discover_and_connect(Ctx &ctx, Fabric &f, const FabricTarget &t, const RetryPolicy &p,
-			  std::vector<ConnectResult> &results)
+// Adds every NVMe subsystem that the discovery controller @t lists to
+// @results (to be connected), and follows its referrals (entries of the
+// discovery subtype at another address) the same way, each address once
+// and at most 16 in all; the referrals keep @t's host and host
+// address/interface. A discovery that fails is a failed result.
+void discover(Fabric &f, const FabricTarget &t, std::vector<ConnectResult> &results)
 {
 	constexpr std::size_t max_discoveries = 16;
 	std::vector<FabricTarget> todo = {t};
@@ -242,7 +295,7 @@ void discover_and_connect(Ctx &ctx, Fabric &f, const FabricTarget &t, const Retr
 			s.trsvcid = e.trsvcid;
 			if (e.subtype == "nvme") {
 				s.subsysnqn = e.subsysnqn;
-				results.push_back(connect_one(ctx, f, s, p));
+				results.push_back(pending(s));
 				continue;
 			}
 			// a referral (or the discovery controller itself)
@@ -424,12 +477,13 @@ int cmd_connect_all(Ctx &ctx)
 		take_host(ctx, *f, t);
 		take_tuning(ctx, t.tuning);
 		if (!t.discovery()) {
-			results.push_back(connect_one(ctx, *f, t, p));
+			results.push_back(pending(t));
 			continue;
 		}
-		// A discovery controller: connect what it lists.
-		discover_and_connect(ctx, *f, t, p, results);
+		// A discovery controller: what it lists is connected below.
+		discover(*f, t, results);
 	}
+	connect_rounds(ctx, *f, results, p);
 	return finish(ctx, results);
 }
 

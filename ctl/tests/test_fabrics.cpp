@@ -260,6 +260,56 @@ TEST_CASE("connect-all: every config target, existing ones reported")
 	CHECK(h.run({"connect-all", "--config", "/x.json"}) == exit_not_found);
 }
 
+TEST_CASE("connect-all: every target tried once before any retry; some connected is exit 7")
+{
+	FabricHarness h;
+	std::vector<std::string> refused = {"nvme nvme0: Connect rejected: status 8"};
+	h.fs.config = {target("nqn.test:m0", "4420"), target("nqn.test:m1", "4420"),
+		       target("nqn.test:m2", "4420")};
+	// m0 is down in every round; m1 and m2 answer at once
+	h.fs.outcomes = {{ENVME_CONNECT_WRITE, refused}, {0, {}}, {0, {}},
+			 {ENVME_CONNECT_WRITE, refused}, {ENVME_CONNECT_WRITE, refused}};
+	CHECK(h.run({"-o", "json", "connect-all", "--config", "/x.json", "--retries", "2"}) ==
+	      exit_partial);
+	std::vector<std::string> order;
+	for (const auto &t : h.fs.connected)
+		order.push_back(t.subsysnqn);
+	// m1 and m2 before m0's first retry, not after its back-off
+	CHECK(order == std::vector<std::string>{"nqn.test:m0", "nqn.test:m1", "nqn.test:m2",
+						"nqn.test:m0", "nqn.test:m0"});
+	CHECK(h.sleeps == std::vector<double>{1, 2});
+	auto doc = nlohmann::json::parse(h.out.str());
+	CHECK(doc["connections"][0]["status"] == "failed");
+	CHECK(doc["connections"][0]["attempts"] == 3);
+	CHECK(doc["connections"][1]["status"] == "connected");
+	CHECK(doc["connections"][2]["status"] == "connected");
+	// text: every failed target named on stderr, not only the first
+	h.fs.ctrls.clear();
+	h.fs.connected.clear();
+	h.fs.outcomes = {{ENVME_CONNECT_WRITE, refused}, {0, {}}, {ENVME_CONNECT_WRITE, refused}};
+	CHECK(h.run({"connect-all", "--config", "/x.json", "--retries", "0"}) == exit_partial);
+	CHECK_MESSAGE(h.err.str().find("nqn.test:m0 via rdma") != std::string::npos, h.err.str());
+	CHECK_MESSAGE(h.err.str().find("nqn.test:m2 via rdma") != std::string::npos, h.err.str());
+	// none connected: 1
+	h.fs.ctrls.clear();
+	h.fs.outcomes = {{ENVME_CONNECT_WRITE, refused}, {ENVME_CONNECT_WRITE, refused},
+			 {ENVME_CONNECT_WRITE, refused}};
+	CHECK(h.run({"connect-all", "--config", "/x.json", "--retries", "0"}) == exit_runtime);
+}
+
+TEST_CASE("connect-all: --timeout bounds the whole run, not each target")
+{
+	FabricHarness h;
+	std::vector<std::string> refused = {"nvme nvme0: Connect rejected: status 8"};
+	h.fs.config = {target("nqn.test:m0", "4420"), target("nqn.test:m1", "4420")};
+	for (int i = 0; i < 20; ++i)
+		h.fs.outcomes.push_back({ENVME_CONNECT_WRITE, refused});
+	CHECK(h.run({"connect-all", "--config", "/x.json", "--timeout", "5"}) == exit_runtime);
+	// 1 + 2 s of back-off shared by both; a per-target bound waited 1, 2, 1, 2
+	CHECK(h.sleeps == std::vector<double>{1, 2});
+	CHECK(h.fs.connected.size() == 6);
+}
+
 TEST_CASE("a second path through another host address is another controller")
 {
 	std::vector<Controller> cs = {ctrl("nvme0", "nqn.test:m0")};

@@ -55,9 +55,13 @@ settle() { udevadm settle --timeout=60 || fail "udevadm settle timed out"; }
 trap 'umount $MNT 2>/dev/null' EXIT
 
 # unit KEY: run the unit's KEY= command lines in order, as systemd does ("-"
-# prefix: failure ignored); fail on another failure.
+# prefix: failure ignored; SuccessExitStatus=); fail on another failure.
 unit() {
-	local line cmd ign n=0 rc
+	local line cmd ign n=0 rc ok
+	# SuccessExitStatus= codes count as success for the main process
+	# (ExecStart=), as systemd counts them
+	ok=" 0 "
+	[ "$1" != ExecStart ] || ok+="$(sed -n 's/^SuccessExitStatus=//p' $UNIT | tr '\n' ' ')"
 	while IFS= read -r line; do
 		cmd=${line#"$1="} ign=
 		[ "${cmd#-}" = "$cmd" ] || { ign=1; cmd=${cmd#-}; }
@@ -66,7 +70,7 @@ unit() {
 		rc=0
 		# shellcheck disable=SC2086 # the unit's word splitting
 		$cmd || rc=$?
-		[ $rc = 0 ] || [ -n "$ign" ] || fail "$1=$cmd failed (exit $rc)"
+		[[ "$ok" == *" $rc "* ]] || [ -n "$ign" ] || fail "$1=$cmd failed (exit $rc)"
 	done < <(grep "^$1=" $UNIT)
 	[ $n -gt 0 ] || [ "$1" = ExecStartPre ] || fail "no $1= line in $UNIT"
 }
