@@ -83,6 +83,17 @@ public:
 		if (r)
 			raise_errno(r, path);
 	}
+	// fxio_open_fd: the caller's @fd, closed by close() only when @own.
+	Handle(int fd, bool own) : path_("<fd " + std::to_string(fd) + ">")
+	{
+		int r;
+		{
+			py::gil_scoped_release nogil;
+			r = fxio_open_fd(fd, own ? FXIO_OPEN_FD_OWN : 0, &h_);
+		}
+		if (r)
+			raise_errno(r, path_);
+	}
 	~Handle() { close(); }
 	Handle(const Handle &) = delete;
 	Handle &operator=(const Handle &) = delete;
@@ -301,6 +312,7 @@ PYBIND11_MODULE(_fxio, m)
 
 	py::class_<Handle>(m, "Handle")
 		.def(py::init<const std::string &, int>())
+		.def_static("from_fd", [](int fd, bool own) { return std::make_unique<Handle>(fd, own); })
 		.def("close", &Handle::close)
 		.def_property_readonly("closed", &Handle::closed)
 		.def("read", &Handle::read)
