@@ -73,6 +73,15 @@ FXIO_API int fxio_close(fxio_handle_t h);
 #define FXIO_BUF_ACL		0x2u	/* Ascend device memory: AscendCL engine */
 #define FXIO_BUF_EMULATED	0x3u	/* host memory treated as device memory
 					 * (host engine, never direct): tests, bench */
+#define FXIO_BUF_AUTO		0x4u	/* (0.3) ask the runtimes already in the
+					 * process: HIP's hipPointerGetAttributes,
+					 * ACL's aclrtPointerGetAttributes; their
+					 * device memory is registered as _HIP or
+					 * _ACL, anything else (no runtime loaded,
+					 * host memory registered with it or not,
+					 * managed memory, a runtime too old to
+					 * tell) as FXIO_BUF_HOST. fxio_buf_register
+					 * only. */
 #define FXIO_BUF_KIND_MASK	0xfu
 #define FXIO_BUF_NO_KERNEL	0x100u	/* do not register with the kernel */
 

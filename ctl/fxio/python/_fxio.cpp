@@ -307,6 +307,7 @@ PYBIND11_MODULE(_fxio, m)
 	m.attr("BUF_HIP") = FXIO_BUF_HIP;
 	m.attr("BUF_ACL") = FXIO_BUF_ACL;
 	m.attr("BUF_EMULATED") = FXIO_BUF_EMULATED;
+	m.attr("BUF_AUTO") = FXIO_BUF_AUTO;
 	m.attr("BUF_NO_KERNEL") = FXIO_BUF_NO_KERNEL;
 	m.attr("VERSION") = py::make_tuple(FXIO_VERSION_MAJOR, FXIO_VERSION_MINOR);
 

@@ -139,6 +139,11 @@ struct FakeEngineState {
 	int fail_nth = 0;
 	int seen_fail = -1;
 	bool lose_completions = false;  // never completes anything (a broken engine)
+	// FXIO_BUF_AUTO: the ranges the fake runtime calls its device memory,
+	// as hipPointerGetAttributes (ROCm 6) answers hipMemoryTypeDevice for a
+	// pointer inside a hipMalloc allocation and hipMemoryTypeUnregistered
+	// (success, not device) for any other.
+	std::vector<std::pair<const char *, std::size_t>> device;
 };
 
 class FakeStream final : public CopyStream {
@@ -200,6 +205,14 @@ public:
 	explicit FakeEngine(FakeEngineState &st) : st_(st) {}
 	const char *name() const override { return "fake"; }
 	std::unique_ptr<CopyStream> stream() override { return std::make_unique<FakeStream>(st_); }
+	int device_memory(const void *p) override
+	{
+		auto c = static_cast<const char *>(p);
+		for (auto [base, len] : st_.device)
+			if (c >= base && c < base + len)
+				return 1;
+		return 0;
+	}
 
 private:
 	FakeEngineState &st_;
@@ -765,6 +778,54 @@ TEST_CASE("dma-buf: direct over the peer queues at its offset, staged through @b
 	CHECK(r.k.handles.empty());
 }
 
+TEST_CASE("FXIO_BUF_AUTO: the loaded runtime's answer; host without one")
+{
+	LibRig r;  // the fake engine stands for HIP; ACL's runtime is absent
+	r.k.direct = false;  // rocm's provider cannot move device memory here
+	Buffer host(8192), dev(100000);
+	r.st.device.push_back({dev.p, 100000});
+	std::string why;
+
+	SUBCASE("no runtime in the process: host, even for device memory")
+	{
+		// neither engine loaded, neither library mapped: nothing is started
+		REQUIRE(r.lib.buf_register(dev.p, 100000, FXIO_BUF_AUTO) == 0);
+		auto reg = r.lib.find(dev.p, 1);
+		REQUIRE(reg);
+		CHECK(reg->kind == FXIO_BUF_HOST);
+		CHECK(r.lib.buf_deregister(dev.p) == 0);
+	}
+	SUBCASE("the runtime loaded: its device memory is HIP (staged), host stays host")
+	{
+		REQUIRE(r.lib.engine(FXIO_BUF_HIP, why));  // the application used HIP
+		REQUIRE(r.lib.buf_register(dev.p + 4096, 65536, FXIO_BUF_AUTO) == 0);
+		auto reg = r.lib.find(dev.p + 4096, 1);
+		REQUIRE(reg);
+		CHECK(reg->kind == FXIO_BUF_HIP);
+		CHECK(r.k.handles.empty());  // device memory the kernel cannot move: no pin
+		Outcome o;
+		CHECK(r.file->read(dev.p + 4096, 65536, 512, 0, o) == 65536);
+		CHECK(o.path == FXIO_PATH_STAGED);
+		CHECK(o.reason == FXIO_REASON_NO_STRUCT_PAGE);
+		CHECK(std::memcmp(dev.p + 4096, r.dev->data.data() + 512, 65536) == 0);
+
+		REQUIRE(r.lib.buf_register(host.p, 8192, FXIO_BUF_AUTO) == 0);
+		reg = r.lib.find(host.p, 1);
+		REQUIRE(reg);
+		CHECK(reg->kind == FXIO_BUF_HOST);
+		CHECK(r.k.handles.size() == 1);  // host memory goes to the kernel
+		CHECK(r.file->read(host.p, 8192, 0, 0, o) == 8192);
+		CHECK(o.path == FXIO_PATH_POSIX);  // host: the kernel said not direct, never staged
+		CHECK(r.lib.buf_deregister(host.p) == 0);
+		CHECK(r.lib.buf_deregister(dev.p + 4096) == 0);
+	}
+	SUBCASE("unknown flags and dma-bufs: auto is for fxio_buf_register only")
+	{
+		CHECK(r.lib.buf_register(host.p, 8192, FXIO_BUF_AUTO + 1) == -EINVAL);
+		CHECK(r.lib.buf_register_dmabuf(3, 0, 8192, host.p, FXIO_BUF_AUTO) == -EINVAL);
+	}
+}
+
 TEST_CASE("registration: no kernel, refusals, overlaps, missing engine")
 {
 	LibRig r(false);
@@ -1020,6 +1081,21 @@ struct TempDisk {
 };
 
 }  // namespace
+
+TEST_CASE("C API: FXIO_BUF_AUTO with no GPU runtime in the process is host memory")
+{
+	TempDisk d;
+	if (!d.h) {
+		MESSAGE("SKIP: the file system of the build tree has no O_DIRECT");
+		return;
+	}
+	Buffer b(8192);
+	REQUIRE(fxio_buf_register(b.p, 8192, FXIO_BUF_AUTO) == 0);
+	CHECK(fxio_read(d.h, b.p, 8192, 0, 0) == 8192);
+	// host memory: direct where the kernel took it, else posix; never staged
+	CHECK(std::string(fxio_last_path(d.h)) != "staged");
+	CHECK(fxio_buf_deregister(b.p) == 0);
+}
 
 TEST_CASE("C API: fxio_last_path is per calling thread; async I/O never changes it")
 {

@@ -31,7 +31,7 @@ VERSION = _fxio.VERSION
 _MODES = {"r": _fxio.O_RDONLY, "w": _fxio.O_WRONLY, "rw": _fxio.O_RDWR,
           "r+": _fxio.O_RDWR}
 _KINDS = {"host": _fxio.BUF_HOST, "hip": _fxio.BUF_HIP, "acl": _fxio.BUF_ACL,
-          "emulated": _fxio.BUF_EMULATED}
+          "emulated": _fxio.BUF_EMULATED, "auto": _fxio.BUF_AUTO}
 
 # One completed I/O of a batch: bytes (or -errno), path, reason text.
 Completion = namedtuple("Completion", "result path reason")
@@ -89,7 +89,9 @@ _registered = {}  # address -> keepalive, while registered
 def register(buf, kind="host", kernel=True):
     """Registers @buf with libfxio (fxio_buf_register): 'host' memory may
     then go direct; 'emulated' is host memory treated as device memory
-    (staged with the host engine). kernel=False: FXIO_BUF_NO_KERNEL."""
+    (staged with the host engine); 'auto' asks the HIP or ACL runtime already
+    loaded in the process (FXIO_BUF_AUTO), host memory when none claims it.
+    kernel=False: FXIO_BUF_NO_KERNEL."""
     addr, nbytes, keep = buffer_span(buf, False)
     flags = _KINDS[kind] | (0 if kernel else _fxio.BUF_NO_KERNEL)
     _fxio.register(addr, nbytes, flags)
