@@ -57,7 +57,8 @@ FXIO_API int fxio_open(const char *path, int flags, fxio_handle_t *out);
  * must keep it open until then; with FXIO_OPEN_FD_OWN, fxio_close closes
  * it. A failed call never closes it. -EBADF: @fd is not an open descriptor
  * (or an O_PATH one); -ENOTBLK: neither a block device nor a regular file;
- * -EINVAL: @out null or unknown @flags. */
+ * -EINVAL: @out null, unknown @flags, or an O_APPEND fd (pwrite(2) on it
+ * writes at the end, whatever the offset). */
 #define FXIO_OPEN_FD_OWN	0x1u	/* fxio_close closes the fd */
 FXIO_API int fxio_open_fd(int fd, unsigned flags, fxio_handle_t *out);
 FXIO_API int fxio_close(fxio_handle_t h);

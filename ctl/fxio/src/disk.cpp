@@ -336,6 +336,8 @@ int open_blockdev_fd(int fd, bool own, std::unique_ptr<BlockDev> &out)
 		return -errno;  // EBADF: not an open descriptor
 	if (fl & O_PATH)
 		return -EBADF;  // no I/O through it (pread: EBADF)
+	if (fl & O_APPEND)
+		return -EINVAL;  // Linux's pwrite would write at the end, not at the offset
 	return make_fd_dev(fd, own, out);
 }
 

@@ -1044,6 +1044,11 @@ TEST_CASE("C API: fxio_open_fd refuses a bad fd (EBADF), a non-disk, unknown fla
 	CHECK(fxio_open_fd(null, FXIO_OPEN_FD_OWN, &h) == -ENOTBLK);
 	CHECK(fd_open(null));
 	CHECK(fxio_open_fd(null, 0x2, &h) == -EINVAL);
+	int app = memfd_create("fxio-test", MFD_CLOEXEC);
+	REQUIRE(app >= 0);
+	REQUIRE(fcntl(app, F_SETFL, O_APPEND) == 0);
+	CHECK(fxio_open_fd(app, 0, &h) == -EINVAL);  // pwrite would ignore the offset
+	close(app);
 	CHECK(fxio_open_fd(null, 0, nullptr) == -EINVAL);
 	close(null);
 	CHECK(h == nullptr);
