@@ -46,6 +46,21 @@ typedef struct fxio_file *fxio_handle_t;
 
 /* fxio_open @flags: O_RDONLY, O_WRONLY or O_RDWR (O_DIRECT is added). */
 FXIO_API int fxio_open(const char *path, int flags, fxio_handle_t *out);
+/* A handle on a descriptor the caller opened (since 0.3, as
+ * cuFileHandleRegister): a block device (/dev/fxN) or a regular file, e.g. a
+ * file on a file system on fxN opened with O_DIRECT. The fd is used as it
+ * is: its access mode decides what I/O is allowed (a write on an O_RDONLY
+ * fd fails -EBADF) and nothing is added to it (without O_DIRECT the posix
+ * and staged paths go through the page cache; the fd's file status flags
+ * are shared with every dup of it, so libfxio does not change them). The
+ * handle does not own the fd: fxio_close leaves it open, and the caller
+ * must keep it open until then; with FXIO_OPEN_FD_OWN, fxio_close closes
+ * it. A failed call never closes it. -EBADF: @fd is not an open descriptor
+ * (or an O_PATH one); -ENOTBLK: neither a block device nor a regular file;
+ * -EINVAL: @out null, unknown @flags, or an O_APPEND fd (pwrite(2) on it
+ * writes at the end, whatever the offset). */
+#define FXIO_OPEN_FD_OWN	0x1u	/* fxio_close closes the fd */
+FXIO_API int fxio_open_fd(int fd, unsigned flags, fxio_handle_t *out);
 FXIO_API int fxio_close(fxio_handle_t h);
 
 /* fxio_buf_register @flags: what the memory is, so the staged path copies
@@ -59,6 +74,15 @@ FXIO_API int fxio_close(fxio_handle_t h);
 #define FXIO_BUF_ACL		0x2u	/* Ascend device memory: AscendCL engine */
 #define FXIO_BUF_EMULATED	0x3u	/* host memory treated as device memory
 					 * (host engine, never direct): tests, bench */
+#define FXIO_BUF_AUTO		0x4u	/* (0.3) ask the runtimes already in the
+					 * process: HIP's hipPointerGetAttributes,
+					 * ACL's aclrtPointerGetAttributes; their
+					 * device memory is registered as _HIP or
+					 * _ACL, anything else (no runtime loaded,
+					 * host memory registered with it or not,
+					 * managed memory, a runtime too old to
+					 * tell) as FXIO_BUF_HOST. fxio_buf_register
+					 * only. */
 #define FXIO_BUF_KIND_MASK	0xfu
 #define FXIO_BUF_NO_KERNEL	0x100u	/* do not register with the kernel */
 

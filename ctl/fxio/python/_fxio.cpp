@@ -83,6 +83,17 @@ public:
 		if (r)
 			raise_errno(r, path);
 	}
+	// fxio_open_fd: the caller's @fd, closed by close() only when @own.
+	Handle(int fd, bool own) : path_("<fd " + std::to_string(fd) + ">")
+	{
+		int r;
+		{
+			py::gil_scoped_release nogil;
+			r = fxio_open_fd(fd, own ? FXIO_OPEN_FD_OWN : 0, &h_);
+		}
+		if (r)
+			raise_errno(r, path_);
+	}
 	~Handle() { close(); }
 	Handle(const Handle &) = delete;
 	Handle &operator=(const Handle &) = delete;
@@ -296,11 +307,13 @@ PYBIND11_MODULE(_fxio, m)
 	m.attr("BUF_HIP") = FXIO_BUF_HIP;
 	m.attr("BUF_ACL") = FXIO_BUF_ACL;
 	m.attr("BUF_EMULATED") = FXIO_BUF_EMULATED;
+	m.attr("BUF_AUTO") = FXIO_BUF_AUTO;
 	m.attr("BUF_NO_KERNEL") = FXIO_BUF_NO_KERNEL;
 	m.attr("VERSION") = py::make_tuple(FXIO_VERSION_MAJOR, FXIO_VERSION_MINOR);
 
 	py::class_<Handle>(m, "Handle")
 		.def(py::init<const std::string &, int>())
+		.def_static("from_fd", [](int fd, bool own) { return std::make_unique<Handle>(fd, own); })
 		.def("close", &Handle::close)
 		.def_property_readonly("closed", &Handle::closed)
 		.def("read", &Handle::read)

@@ -216,11 +216,15 @@ Geometry sysfs_geometry(dev_t dev)
 
 class FdDev final : public BlockDev {
 public:
-	FdDev(int fd, std::uint64_t size, std::uint32_t bs, bool file, Geometry g)
-		: fd_(fd), size_(size), bs_(bs), file_(file), geom_(g)
+	FdDev(int fd, bool own, std::uint64_t size, std::uint32_t bs, bool file, Geometry g)
+		: fd_(fd), own_(own), size_(size), bs_(bs), file_(file), geom_(g)
 	{
 	}
-	~FdDev() override { ::close(fd_); }
+	~FdDev() override
+	{
+		if (own_)
+			::close(fd_);
+	}
 	FdDev(const FdDev &) = delete;
 	FdDev &operator=(const FdDev &) = delete;
 
@@ -267,6 +271,7 @@ public:
 
 private:
 	int fd_;
+	bool own_;  // fxio_open's, or fxio_open_fd's with FXIO_OPEN_FD_OWN
 	std::uint64_t size_;
 	std::uint32_t bs_;
 	bool file_;
@@ -280,6 +285,34 @@ std::unique_ptr<DiskQueue> make_thread_queue(BlockDev &dev, unsigned depth)
 	return std::make_unique<ThreadQueue>(dev, depth);
 }
 
+namespace {
+
+// @fd's size, block size and geometry: a block device or a regular file,
+// else -ENOTBLK. Never closes @fd.
+int make_fd_dev(int fd, bool own, std::unique_ptr<BlockDev> &out)
+{
+	struct stat st {};
+	std::uint64_t size = 0;
+	std::uint32_t bs = 4096;
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	if (S_ISBLK(st.st_mode)) {
+		int lbs = 0;
+		if (ioctl(fd, BLKGETSIZE64, &size) < 0 || ioctl(fd, BLKSSZGET, &lbs) < 0)
+			return -errno;
+		bs = static_cast<std::uint32_t>(lbs);
+	} else if (S_ISREG(st.st_mode)) {
+		size = static_cast<std::uint64_t>(st.st_size);  // O_DIRECT on a file: 4 KiB is safe
+	} else {
+		return -ENOTBLK;
+	}
+	Geometry g = sysfs_geometry(S_ISBLK(st.st_mode) ? st.st_rdev : st.st_dev);
+	out = std::make_unique<FdDev>(fd, own, size, bs, S_ISREG(st.st_mode), g);
+	return 0;
+}
+
+}  // namespace
+
 int open_blockdev(const std::string &path, int flags, std::unique_ptr<BlockDev> &out)
 {
 	int acc = flags & O_ACCMODE;
@@ -288,31 +321,24 @@ int open_blockdev(const std::string &path, int flags, std::unique_ptr<BlockDev> 
 	int fd = ::open(path.c_str(), acc | O_DIRECT | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	struct stat st {};
-	std::uint64_t size = 0;
-	std::uint32_t bs = 4096;
-	if (fstat(fd, &st) < 0) {
-		int e = errno;
+	int e = make_fd_dev(fd, true, out);
+	if (e)
 		::close(fd);
-		return -e;
-	}
-	if (S_ISBLK(st.st_mode)) {
-		int lbs = 0;
-		if (ioctl(fd, BLKGETSIZE64, &size) < 0 || ioctl(fd, BLKSSZGET, &lbs) < 0) {
-			int e = errno;
-			::close(fd);
-			return -e;
-		}
-		bs = static_cast<std::uint32_t>(lbs);
-	} else if (S_ISREG(st.st_mode)) {
-		size = static_cast<std::uint64_t>(st.st_size);  // O_DIRECT on a file: 4 KiB is safe
-	} else {
-		::close(fd);
-		return -ENOTBLK;
-	}
-	Geometry g = sysfs_geometry(S_ISBLK(st.st_mode) ? st.st_rdev : st.st_dev);
-	out = std::make_unique<FdDev>(fd, size, bs, S_ISREG(st.st_mode), g);
-	return 0;
+	return e;
+}
+
+int open_blockdev_fd(int fd, bool own, std::unique_ptr<BlockDev> &out)
+{
+	if (fd < 0)
+		return -EBADF;
+	int fl = fcntl(fd, F_GETFL);
+	if (fl < 0)
+		return -errno;  // EBADF: not an open descriptor
+	if (fl & O_PATH)
+		return -EBADF;  // no I/O through it (pread: EBADF)
+	if (fl & O_APPEND)
+		return -EINVAL;  // Linux's pwrite would write at the end, not at the offset
+	return make_fd_dev(fd, own, out);
 }
 
 }  // namespace fxio

@@ -82,5 +82,10 @@ unsigned auto_depth(const Geometry &g, std::size_t slot);
 
 // Opens @path with O_DIRECT (block device or regular file); -errno.
 int open_blockdev(const std::string &path, int flags, std::unique_ptr<BlockDev> &out);
+// The caller's open @fd as it is (its access mode and O_DIRECT or not):
+// -EBADF when it is not an open descriptor or an O_PATH one, -EINVAL with
+// O_APPEND, -ENOTBLK when neither a block device nor a regular file. Closed with the BlockDev only
+// when @own; never on failure.
+int open_blockdev_fd(int fd, bool own, std::unique_ptr<BlockDev> &out);
 
 }  // namespace fxio

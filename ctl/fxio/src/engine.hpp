@@ -36,6 +36,10 @@ public:
 	virtual ~CopyEngine() = default;
 	virtual const char *name() const = 0;
 	virtual std::unique_ptr<CopyStream> stream() = 0;  // null if it cannot
+	// FXIO_BUF_AUTO: 1 when the runtime says @p is its device memory; 0
+	// when it is host memory, registered or not, or the runtime does not
+	// know it; -errno when it cannot be asked (the host engine: 0).
+	virtual int device_memory(const void *) { return 0; }
 };
 
 // memcpy on one worker thread per stream, completions in order.
@@ -54,5 +58,9 @@ struct EngineInfo {
 std::unique_ptr<CopyEngine> load_hip_engine(std::string &why);
 std::unique_ptr<CopyEngine> load_acl_engine(std::string &why);
 std::vector<EngineInfo> probe_engines();
+// Whether the runtime of @kind (FXIO_BUF_HIP, _ACL) is already mapped in the
+// process (dlopen RTLD_NOLOAD): FXIO_BUF_AUTO asks only such a runtime, so a
+// process that never used one does not start it.
+bool runtime_in_process(unsigned kind);
 
 }  // namespace fxio

@@ -6,6 +6,7 @@
 // A stream records an event after every copy; reap() polls the events, so
 // copies complete independently of the O_DIRECT I/O that overlaps them.
 #include "engine.hpp"
+#include "fxio.h"
 
 #include <cerrno>
 #include <dlfcn.h>
@@ -45,6 +46,9 @@ struct VendorOps {
 	int (*event_done)(void *e);  // 1 done, 0 not yet, <0 error
 	int (*event_sync)(void *e);
 	int (*event_destroy)(void *e);
+	// FXIO_BUF_AUTO: 1 device memory, 0 not (host, registered or not, or
+	// unknown to the runtime), -errno when the runtime cannot be asked.
+	int (*is_device)(const void *p);
 };
 
 class VendorStream final : public CopyStream {
@@ -116,6 +120,7 @@ public:
 			return nullptr;
 		return std::make_unique<VendorStream>(ops_, s);
 	}
+	int device_memory(const void *p) override { return ops_.is_device(p); }
 
 private:
 	std::unique_ptr<Dl> dl_;
@@ -136,6 +141,42 @@ int (*EventRecord)(void *, void *);
 int (*EventQuery)(void *);
 int (*EventSynchronize)(void *);
 int (*EventDestroy)(void *);
+// Optional (FXIO_BUF_AUTO only): hipPointerGetAttributes(hipPointerAttribute_t
+// *attributes, const void *ptr) and hipRuntimeGetVersion(int *), as in ROCm's
+// include/hip/hip_runtime_api.h (github.com/ROCm/HIP; ROCm/clr from 6.x).
+int (*PointerGetAttributes)(void *, const void *);
+int (*RuntimeGetVersion)(int *);
+// hipPointerAttribute_t, the same layout in every ROCm: the first field is
+// `enum hipMemoryType type` (named memoryType before ROCm 6), then int device,
+// void *devicePointer, void *hostPointer, int isManaged, unsigned
+// allocationFlags. The enum's values changed in ROCm 6 (HIP_VERSION
+// 60000000): Unregistered 0, Host 1, Device 2, Managed 3, Array 10,
+// Unified 11; before: Host 0, Device 1, Array 2, Unified 3, and unregistered
+// host memory was an error (hipErrorInvalidValue) instead of type 0.
+struct PointerAttribute {
+	int type;
+	int device;
+	void *device_pointer;
+	void *host_pointer;
+	int is_managed;
+	unsigned allocation_flags;
+};
+constexpr int rocm6 = 60000000;
+int is_device(const void *p)
+{
+	if (!PointerGetAttributes)
+		return -ENOSYS;
+	int v = rocm6;
+	if (RuntimeGetVersion && RuntimeGetVersion(&v))
+		v = rocm6;
+	PointerAttribute a{};
+	if (PointerGetAttributes(&a, p))
+		return 0;  // not the runtime's (ROCm 5: unregistered host memory)
+	// Managed memory is host-addressable: memcpy and O_DIRECT reach it.
+	if (v >= rocm6)
+		return a.type == 2 || a.type == 10 ? 1 : 0;  // Device, Array
+	return a.type == 1 || a.type == 2 ? 1 : 0;  // Device, Array (ROCm 5)
+}
 
 const VendorOps ops = {
 	"hip",
@@ -153,6 +194,7 @@ const VendorOps ops = {
 	},
 	[](void *e) { return EventSynchronize(e); },
 	[](void *e) { return EventDestroy(e); },
+	is_device,
 };
 }  // namespace hip
 
@@ -170,6 +212,28 @@ int (*RecordEvent)(void *, void *);
 int (*QueryEventStatus)(void *, int *);  // 1 = ACL_EVENT_RECORDED_STATUS_COMPLETE
 int (*SynchronizeEvent)(void *);
 int (*DestroyEvent)(void *);
+// Optional (FXIO_BUF_AUTO only): aclError aclrtPointerGetAttributes(const void
+// *ptr, aclrtPtrAttributes *attributes), CANN's include/acl/acl_rt.h (CANN
+// 8.x), with aclrtPtrAttributes { aclrtMemLocation location { uint32_t id;
+// aclrtMemLocationType type; }; uint32_t pageSize; uint32_t rsv[4]; } and
+// aclrtMemLocationType HOST 0 (aclrtMallocHost), DEVICE 1 (aclrtMalloc),
+// UNREGISTERED 2 (not allocated through ACL), MANAGED 3, HOST_NUMA 4.
+int (*PointerGetAttributes)(const void *, void *);
+struct PtrAttributes {
+	std::uint32_t location_id;
+	int location_type;
+	std::uint32_t page_size;
+	std::uint32_t rsv[4];
+};
+int is_device(const void *p)
+{
+	if (!PointerGetAttributes)
+		return -ENOSYS;
+	PtrAttributes a{};
+	if (PointerGetAttributes(p, &a))
+		return 0;
+	return a.location_type == 1 ? 1 : 0;  // ACL_MEM_LOCATION_TYPE_DEVICE
+}
 
 const VendorOps ops = {
 	"acl",
@@ -189,6 +253,7 @@ const VendorOps ops = {
 	},
 	[](void *e) { return SynchronizeEvent(e); },
 	[](void *e) { return DestroyEvent(e); },
+	is_device,
 };
 }  // namespace acl
 
@@ -224,6 +289,9 @@ std::unique_ptr<CopyEngine> load_hip_engine(std::string &why)
 		why = "libamdhip64.so lacks " + missing;
 		return nullptr;
 	}
+	std::string optional;  // FXIO_BUF_AUTO only: without them, auto is host
+	dl->sym(hip::PointerGetAttributes, "hipPointerGetAttributes", optional);
+	dl->sym(hip::RuntimeGetVersion, "hipRuntimeGetVersion", optional);
 	int n = 0;
 	if (hip::GetDeviceCount(&n) || n <= 0) {
 		why = "HIP runtime found but no GPU is visible (hipGetDeviceCount)";
@@ -252,6 +320,8 @@ std::unique_ptr<CopyEngine> load_acl_engine(std::string &why)
 		why = "libascendcl.so lacks " + missing;
 		return nullptr;
 	}
+	std::string optional;  // FXIO_BUF_AUTO only (CANN 8): without it, auto is host
+	dl->sym(acl::PointerGetAttributes, "aclrtPointerGetAttributes", optional);
 	// The application normally initialised ACL already (repeat is fine).
 	int r = acl::Init(nullptr);
 	if (r && r != acl::repeat_initialize) {
@@ -264,6 +334,18 @@ std::unique_ptr<CopyEngine> load_acl_engine(std::string &why)
 		return nullptr;
 	}
 	return std::make_unique<VendorEngine>(std::move(dl), acl::ops);
+}
+
+bool runtime_in_process(unsigned kind)
+{
+	const char *lib = kind == FXIO_BUF_HIP ? "libamdhip64.so" :
+			  kind == FXIO_BUF_ACL ? "libascendcl.so" : nullptr;
+	if (!lib)
+		return false;
+	void *h = dlopen(lib, RTLD_NOW | RTLD_NOLOAD);
+	if (h)
+		dlclose(h);
+	return h != nullptr;
 }
 
 std::vector<EngineInfo> probe_engines()

@@ -99,6 +99,14 @@ int io_args_error(fxio_handle_t h, off_t dev_off, off_t buf_off)
 	return 0;
 }
 
+// A handle on an open disk (fxio_open, fxio_open_fd).
+int new_handle(std::unique_ptr<fxio::BlockDev> dev, fxio_handle_t *out)
+{
+	auto f = std::make_unique<fxio::File>(lib(), std::move(dev));
+	*out = new fxio_file{std::move(f), next_serial++, {}, {}};
+	return 0;
+}
+
 }  // namespace
 
 extern "C" {
@@ -110,11 +118,18 @@ int fxio_open(const char *path, int flags, fxio_handle_t *out)
 	return guard([&] {
 		std::unique_ptr<fxio::BlockDev> dev;
 		int r = fxio::open_blockdev(path, flags, dev);
-		if (r)
-			return r;
-		auto f = std::make_unique<fxio::File>(lib(), std::move(dev));
-		*out = new fxio_file{std::move(f), next_serial++, {}, {}};
-		return 0;
+		return r ? r : new_handle(std::move(dev), out);
+	}, -ENOMEM);
+}
+
+int fxio_open_fd(int fd, unsigned flags, fxio_handle_t *out)
+{
+	if (!out || (flags & ~FXIO_OPEN_FD_OWN))
+		return -EINVAL;
+	return guard([&] {
+		std::unique_ptr<fxio::BlockDev> dev;
+		int r = fxio::open_blockdev_fd(fd, flags & FXIO_OPEN_FD_OWN, dev);
+		return r ? r : new_handle(std::move(dev), out);
 	}, -ENOMEM);
 }
 

@@ -85,6 +85,25 @@ CopyEngine *Library::engine(unsigned kind, std::string &why)
 	return engines_.emplace(key, std::move(e)).first->second.get();
 }
 
+unsigned Library::detect_kind(const void *p)
+{
+	for (unsigned kind : {FXIO_BUF_HIP, FXIO_BUF_ACL}) {
+		CopyEngine *e = nullptr;
+		{
+			std::lock_guard lk(mu_);
+			auto it = engines_.find(kind);
+			if (it != engines_.end())
+				e = it->second.get();
+		}
+		std::string why;
+		if (!e && runtime_in_process(kind))
+			e = engine(kind, why);
+		if (e && e->device_memory(p) == 1)
+			return kind;
+	}
+	return FXIO_BUF_HOST;
+}
+
 const char *Library::intern(const std::string &s)
 {
 	std::lock_guard lk(mu_);
@@ -189,9 +208,11 @@ void take_kernel(Registration &r, const KernelRegistration &kr)
 int Library::buf_register(const void *base, std::size_t len, unsigned flags)
 {
 	unsigned kind = flags & FXIO_BUF_KIND_MASK;
-	if (!base || !len || kind > FXIO_BUF_EMULATED ||
+	if (!base || !len || kind > FXIO_BUF_AUTO ||
 	    (flags & ~(FXIO_BUF_KIND_MASK | FXIO_BUF_NO_KERNEL)))
 		return -EINVAL;
+	if (kind == FXIO_BUF_AUTO)
+		kind = detect_kind(base);
 	auto b = reinterpret_cast<std::uintptr_t>(base);
 	if (b + len < b)
 		return -EOVERFLOW;

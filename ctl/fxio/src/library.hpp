@@ -68,6 +68,10 @@ public:
 	std::optional<Registration> find(const char *p, std::size_t n);
 	std::size_t registrations();
 	CopyEngine *engine(unsigned kind, std::string &why);
+	// FXIO_BUF_AUTO: FXIO_BUF_HIP or _ACL when that runtime (an engine
+	// loaded already, or its library mapped in the process) says @p is its
+	// device memory, else FXIO_BUF_HOST.
+	unsigned detect_kind(const void *p);
 	// The control node, opened on first use; null and @why when unusable.
 	PeerKernel *kernel(std::string &why);
 	const Config &config() const { return cfg_; }

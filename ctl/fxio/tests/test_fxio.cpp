@@ -21,6 +21,7 @@
 #include <mutex>
 #include <random>
 #include <set>
+#include <sys/mman.h>
 #include <thread>
 #include <unistd.h>
 
@@ -138,6 +139,11 @@ struct FakeEngineState {
 	int fail_nth = 0;
 	int seen_fail = -1;
 	bool lose_completions = false;  // never completes anything (a broken engine)
+	// FXIO_BUF_AUTO: the ranges the fake runtime calls its device memory,
+	// as hipPointerGetAttributes (ROCm 6) answers hipMemoryTypeDevice for a
+	// pointer inside a hipMalloc allocation and hipMemoryTypeUnregistered
+	// (success, not device) for any other.
+	std::vector<std::pair<const char *, std::size_t>> device;
 };
 
 class FakeStream final : public CopyStream {
@@ -199,6 +205,14 @@ public:
 	explicit FakeEngine(FakeEngineState &st) : st_(st) {}
 	const char *name() const override { return "fake"; }
 	std::unique_ptr<CopyStream> stream() override { return std::make_unique<FakeStream>(st_); }
+	int device_memory(const void *p) override
+	{
+		auto c = static_cast<const char *>(p);
+		for (auto [base, len] : st_.device)
+			if (c >= base && c < base + len)
+				return 1;
+		return 0;
+	}
 
 private:
 	FakeEngineState &st_;
@@ -764,6 +778,54 @@ TEST_CASE("dma-buf: direct over the peer queues at its offset, staged through @b
 	CHECK(r.k.handles.empty());
 }
 
+TEST_CASE("FXIO_BUF_AUTO: the loaded runtime's answer; host without one")
+{
+	LibRig r;  // the fake engine stands for HIP; ACL's runtime is absent
+	r.k.direct = false;  // rocm's provider cannot move device memory here
+	Buffer host(8192), dev(100000);
+	r.st.device.push_back({dev.p, 100000});
+	std::string why;
+
+	SUBCASE("no runtime in the process: host, even for device memory")
+	{
+		// neither engine loaded, neither library mapped: nothing is started
+		REQUIRE(r.lib.buf_register(dev.p, 100000, FXIO_BUF_AUTO) == 0);
+		auto reg = r.lib.find(dev.p, 1);
+		REQUIRE(reg);
+		CHECK(reg->kind == FXIO_BUF_HOST);
+		CHECK(r.lib.buf_deregister(dev.p) == 0);
+	}
+	SUBCASE("the runtime loaded: its device memory is HIP (staged), host stays host")
+	{
+		REQUIRE(r.lib.engine(FXIO_BUF_HIP, why));  // the application used HIP
+		REQUIRE(r.lib.buf_register(dev.p + 4096, 65536, FXIO_BUF_AUTO) == 0);
+		auto reg = r.lib.find(dev.p + 4096, 1);
+		REQUIRE(reg);
+		CHECK(reg->kind == FXIO_BUF_HIP);
+		CHECK(r.k.handles.empty());  // device memory the kernel cannot move: no pin
+		Outcome o;
+		CHECK(r.file->read(dev.p + 4096, 65536, 512, 0, o) == 65536);
+		CHECK(o.path == FXIO_PATH_STAGED);
+		CHECK(o.reason == FXIO_REASON_NO_STRUCT_PAGE);
+		CHECK(std::memcmp(dev.p + 4096, r.dev->data.data() + 512, 65536) == 0);
+
+		REQUIRE(r.lib.buf_register(host.p, 8192, FXIO_BUF_AUTO) == 0);
+		reg = r.lib.find(host.p, 1);
+		REQUIRE(reg);
+		CHECK(reg->kind == FXIO_BUF_HOST);
+		CHECK(r.k.handles.size() == 1);  // host memory goes to the kernel
+		CHECK(r.file->read(host.p, 8192, 0, 0, o) == 8192);
+		CHECK(o.path == FXIO_PATH_POSIX);  // host: the kernel said not direct, never staged
+		CHECK(r.lib.buf_deregister(host.p) == 0);
+		CHECK(r.lib.buf_deregister(dev.p + 4096) == 0);
+	}
+	SUBCASE("unknown flags and dma-bufs: auto is for fxio_buf_register only")
+	{
+		CHECK(r.lib.buf_register(host.p, 8192, FXIO_BUF_AUTO + 1) == -EINVAL);
+		CHECK(r.lib.buf_register_dmabuf(3, 0, 8192, host.p, FXIO_BUF_AUTO) == -EINVAL);
+	}
+}
+
 TEST_CASE("registration: no kernel, refusals, overlaps, missing engine")
 {
 	LibRig r(false);
@@ -868,6 +930,130 @@ TEST_CASE("C API: open a file, write and read back, path and stats")
 	unlink(path);
 }
 
+// ---- an fd the caller opened (fxio_open_fd) ----------------------------------
+
+namespace {
+
+bool fd_open(int fd)
+{
+	return fcntl(fd, F_GETFD) >= 0;
+}
+
+// Writes 20000 bytes at 999 through @h (posix, unaligned: through the
+// pool), reads them back aligned and not, and checks them with pread on @fd.
+void roundtrip_through(fxio_handle_t h, int fd)
+{
+	Buffer w(20000), rd(20000);
+	for (int i = 0; i < 20000; ++i)
+		w.p[i] = static_cast<char>(i * 7 + 3);
+	CHECK(fxio_write(h, w.p, 20000, 999, 0) == 20000);
+	CHECK(std::string(fxio_last_path(h)) == "posix");
+	CHECK(fxio_read(h, rd.p, 20000, 999, 0) == 20000);
+	CHECK(std::memcmp(w.p, rd.p, 20000) == 0);
+	CHECK(fxio_read(h, rd.p, 16384, 4096, 0) == 16384);  // aligned: plain pread
+	CHECK(std::string(fxio_last_path(h)) == "posix");
+	CHECK(std::memcmp(w.p + 4096 - 999, rd.p, 16384) == 0);
+	Buffer seen(24576);  // aligned: @fd may have O_DIRECT
+	CHECK(pread(fd, seen.p, 24576, 0) == 24576);  // the caller's fd sees the bytes
+	CHECK(std::memcmp(w.p, seen.p + 999, 20000) == 0);
+}
+
+}  // namespace
+
+TEST_CASE("C API: fxio_open_fd uses the caller's fd, closes it only when owned")
+{
+	char path[] = "fxio-test-XXXXXX";
+	int tmp = mkstemp(path);
+	REQUIRE(tmp >= 0);
+	REQUIRE(ftruncate(tmp, 1 << 20) == 0);
+	close(tmp);
+	int fd = open(path, O_RDWR | O_DIRECT | O_CLOEXEC);
+	if (fd < 0 && errno == EINVAL) {
+		unlink(path);
+		MESSAGE("SKIP: the file system of the build tree has no O_DIRECT");
+		return;
+	}
+	REQUIRE(fd >= 0);
+	fxio_handle_t h = nullptr;
+
+	SUBCASE("a regular file opened with O_DIRECT, not owned: open after close")
+	{
+		REQUIRE(fxio_open_fd(fd, 0, &h) == 0);
+		CHECK(std::string(fxio_last_path(h)) == "none");
+		roundtrip_through(h, fd);
+		CHECK(fxio_sync(h) == 0);
+		CHECK(fxio_close(h) == 0);
+		CHECK(fd_open(fd));
+		CHECK(close(fd) == 0);
+	}
+	SUBCASE("owned (FXIO_OPEN_FD_OWN): fxio_close closes it")
+	{
+		REQUIRE(fxio_open_fd(fd, FXIO_OPEN_FD_OWN, &h) == 0);
+		roundtrip_through(h, fd);
+		CHECK(fxio_close(h) == 0);
+		CHECK_FALSE(fd_open(fd));
+		CHECK(errno == EBADF);
+	}
+	SUBCASE("the fd's access mode holds: a write through O_RDONLY fails EBADF")
+	{
+		int ro = open(path, O_RDONLY | O_DIRECT | O_CLOEXEC);
+		REQUIRE(ro >= 0);
+		REQUIRE(fxio_open_fd(ro, 0, &h) == 0);
+		Buffer b(4096);
+		CHECK(fxio_read(h, b.p, 4096, 0, 0) == 4096);
+		CHECK(fxio_write(h, b.p, 4096, 0, 0) == -EBADF);
+		CHECK(fxio_close(h) == 0);
+		CHECK(fd_open(ro));
+		close(ro);
+		close(fd);
+	}
+	unlink(path);
+}
+
+TEST_CASE("C API: fxio_open_fd on a file with no path and no O_DIRECT (memfd)")
+{
+	// What a caller may hold instead of /dev/fxN: an fd with no name, on
+	// which O_DIRECT cannot be set; both posix branches (plain and pool) work.
+	int fd = memfd_create("fxio-test", MFD_CLOEXEC);
+	REQUIRE(fd >= 0);
+	REQUIRE(ftruncate(fd, 1 << 20) == 0);
+	fxio_handle_t h = nullptr;
+	REQUIRE(fxio_open_fd(fd, 0, &h) == 0);
+	roundtrip_through(h, fd);
+	CHECK(fxio_close(h) == 0);
+	CHECK(fd_open(fd));
+	close(fd);
+}
+
+TEST_CASE("C API: fxio_open_fd refuses a bad fd (EBADF), a non-disk, unknown flags")
+{
+	fxio_handle_t h = nullptr;
+	CHECK(fxio_open_fd(-1, 0, &h) == -EBADF);
+	int fd = memfd_create("fxio-test", MFD_CLOEXEC);
+	REQUIRE(fd >= 0);
+	close(fd);
+	CHECK(fxio_open_fd(fd, 0, &h) == -EBADF);  // closed
+	int p = open(".", O_PATH | O_CLOEXEC);
+	REQUIRE(p >= 0);
+	CHECK(fxio_open_fd(p, 0, &h) == -EBADF);   // no I/O through O_PATH
+	CHECK(fd_open(p));
+	close(p);
+	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+	REQUIRE(null >= 0);
+	// a failed call never closes the fd, owned or not
+	CHECK(fxio_open_fd(null, FXIO_OPEN_FD_OWN, &h) == -ENOTBLK);
+	CHECK(fd_open(null));
+	CHECK(fxio_open_fd(null, 0x2, &h) == -EINVAL);
+	int app = memfd_create("fxio-test", MFD_CLOEXEC);
+	REQUIRE(app >= 0);
+	REQUIRE(fcntl(app, F_SETFL, O_APPEND) == 0);
+	CHECK(fxio_open_fd(app, 0, &h) == -EINVAL);  // pwrite would ignore the offset
+	close(app);
+	CHECK(fxio_open_fd(null, 0, nullptr) == -EINVAL);
+	close(null);
+	CHECK(h == nullptr);
+}
+
 // ---- honest reporting: per calling thread, the precise text, every event ------
 
 namespace {
@@ -900,6 +1086,21 @@ struct TempDisk {
 };
 
 }  // namespace
+
+TEST_CASE("C API: FXIO_BUF_AUTO with no GPU runtime in the process is host memory")
+{
+	TempDisk d;
+	if (!d.h) {
+		MESSAGE("SKIP: the file system of the build tree has no O_DIRECT");
+		return;
+	}
+	Buffer b(8192);
+	REQUIRE(fxio_buf_register(b.p, 8192, FXIO_BUF_AUTO) == 0);
+	CHECK(fxio_read(d.h, b.p, 8192, 0, 0) == 8192);
+	// host memory: direct where the kernel took it, else posix; never staged
+	CHECK(std::string(fxio_last_path(d.h)) != "staged");
+	CHECK(fxio_buf_deregister(b.p) == 0);
+}
 
 TEST_CASE("C API: fxio_last_path is per calling thread; async I/O never changes it")
 {

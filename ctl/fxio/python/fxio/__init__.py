@@ -23,7 +23,7 @@ from collections import namedtuple
 
 from . import _fxio
 
-__all__ = ["open", "File", "IoFuture", "Completion", "register", "deregister",
+__all__ = ["open", "open_fd", "File", "IoFuture", "Completion", "register", "deregister",
            "buffer_span", "properties", "VERSION"]
 
 VERSION = _fxio.VERSION
@@ -31,7 +31,7 @@ VERSION = _fxio.VERSION
 _MODES = {"r": _fxio.O_RDONLY, "w": _fxio.O_WRONLY, "rw": _fxio.O_RDWR,
           "r+": _fxio.O_RDWR}
 _KINDS = {"host": _fxio.BUF_HOST, "hip": _fxio.BUF_HIP, "acl": _fxio.BUF_ACL,
-          "emulated": _fxio.BUF_EMULATED}
+          "emulated": _fxio.BUF_EMULATED, "auto": _fxio.BUF_AUTO}
 
 # One completed I/O of a batch: bytes (or -errno), path, reason text.
 Completion = namedtuple("Completion", "result path reason")
@@ -89,7 +89,9 @@ _registered = {}  # address -> keepalive, while registered
 def register(buf, kind="host", kernel=True):
     """Registers @buf with libfxio (fxio_buf_register): 'host' memory may
     then go direct; 'emulated' is host memory treated as device memory
-    (staged with the host engine). kernel=False: FXIO_BUF_NO_KERNEL."""
+    (staged with the host engine); 'auto' asks the HIP or ACL runtime already
+    loaded in the process (FXIO_BUF_AUTO), host memory when none claims it.
+    kernel=False: FXIO_BUF_NO_KERNEL."""
     addr, nbytes, keep = buffer_span(buf, False)
     flags = _KINDS[kind] | (0 if kernel else _fxio.BUF_NO_KERNEL)
     _fxio.register(addr, nbytes, flags)
@@ -128,11 +130,15 @@ class IoFuture(concurrent.futures.Future):
 class File:
     """An open disk or file (fxio_open: O_DIRECT). Not inheritable."""
 
-    def __init__(self, path, mode="r"):
-        if mode not in _MODES:
-            raise ValueError("fxio: mode must be one of %s" % ", ".join(_MODES))
-        self.path = os.fspath(path)
-        self._h = _fxio.Handle(self.path, _MODES[mode])
+    def __init__(self, path, mode="r", *, _handle=None):
+        if _handle is not None:  # open_fd's
+            self.path = path
+            self._h = _handle
+        else:
+            if mode not in _MODES:
+                raise ValueError("fxio: mode must be one of %s" % ", ".join(_MODES))
+            self.path = os.fspath(path)
+            self._h = _fxio.Handle(self.path, _MODES[mode])
         self._lock = threading.Lock()
         self._cv = threading.Condition(self._lock)
         self._pending = {}  # id -> IoFuture
@@ -288,3 +294,15 @@ def open(path, mode="r"):  # noqa: A001 - as the builtin, for files on fxN
     """Opens a block device (/dev/fxN) or a regular file with O_DIRECT.
     mode: 'r', 'w' or 'rw'."""
     return File(path, mode)
+
+
+def open_fd(fd, own=False):
+    """A File on a descriptor the caller opened (fxio_open_fd), e.g. a file
+    on a file system on fxN opened with os.O_DIRECT: an int or an object
+    with fileno(). The fd is used as it is (its access mode; O_DIRECT only
+    if the caller set it). close() leaves it open unless @own is true, so a
+    Python file object stays usable; keep it open until then. A bad fd
+    raises OSError with errno EBADF."""
+    if not isinstance(fd, int):
+        fd = fd.fileno()
+    return File("<fd %d>" % fd, _handle=_fxio.Handle.from_fd(fd, bool(own)))

@@ -299,3 +299,18 @@ def test_properties(disk):
         s = f.stats()
     assert s["pool_slot_bytes"] == p["pool_slot_bytes"]
     assert s["pool_slots"] == max(p["pool_slots"], s["queue_depth"] + 2)
+
+
+def test_register_auto_without_gpu_runtime_is_host(disk):
+    """kind='auto' (FXIO_BUF_AUTO): no HIP or ACL runtime in this process,
+    so the buffer is host memory: direct or posix, never staged."""
+    path, data = disk
+    a = np.zeros(8192, dtype=np.uint8)
+    fxio.register(a, "auto")
+    try:
+        with fxio.open(path, "r") as f:
+            assert f.read_into(a, 4096) == 8192
+            assert f.last_path in ("direct", "posix")
+        assert np.array_equal(a, data[4096:4096 + 8192])
+    finally:
+        fxio.deregister(a)
