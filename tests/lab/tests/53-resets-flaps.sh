@@ -1,5 +1,5 @@
 #!/bin/bash
-# lab: kernels=6.1,6.12 quick=6.1,6.12 members=4 timeout=900
+# lab: kernels=6.1,6.12 quick=6.12 members=4 timeout=900
 # lab-break: on=6.12 --break one ~ C: (read|write) of volume chunk [0-9]+ \(member 3, bad range\) succeeded
 # lab-allow: I/O error|critical medium error|Buffer I/O error|nvme[0-9]+(c[0-9]+)?n[0-9]+: I/O Cmd|fxblk.*(error|failing)
 # Faults 20, 21 and 24 do not inject, each under fio crc32c verify of the
