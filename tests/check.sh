@@ -144,6 +144,9 @@ notes() {
 			printf '      note: %s\n' "$line"
 		fi
 	done < <(grep -a '^SKIP: ' "$2" | sort -u)
+	# "NOTE: " lines: something a test survived that CI should show (a
+	# retried udevadm settle); not a skip, never counted
+	grep -a '^NOTE: ' "$2" | sort -u | sed 's/^/      note: /' || true
 }
 # record_test NAME RC SECONDS LOG: record + notes; a passing test with an
 # unexpected SKIP note fails
@@ -623,6 +626,7 @@ pool_add "selftest: lab checks boot 1's kernel log in a --boots 2 run" 300 "$ST"
 pool_add "selftest: lab passes a known upstream lockdep report, not one with fxblk" 300 "$ST" known "$st_kernel"
 pool_add "selftest: lab fails a --boots 2 run whose boot 1 does not crash" 300 "$ST" nocrash "$st_kernel"
 pool_add "selftest: lab boots again after a stall before fxblk loads, not after" 300 "$ST" stall "$st_kernel"
+pool_add "selftest: lab's fx_settle retries a slow udev event once, fails a stuck one" 300 "$ST" settle 6.12
 pool_add "selftest: lab boots again after a stale int3 (TCG), not a real one" 60 "$ST" int3
 
 if printf '%s\n' "${POOL_NAMES[@]}" | grep -Eq '^(lab|selftest)'; then

@@ -247,6 +247,41 @@ fx_member_disconnect() {
 		! fx_member_dev "$i" >/dev/null || fail "member $i still present 30 s after disconnecting"
 	done
 }
+# fx_udev_busy: what udevd is doing now (for a failed settle): the queue
+# file, and every process below udevd with its state, kernel wait channel
+# and command line, so that a stuck RUN+= program is named in the log
+fx_udev_busy() {
+	local p c pp set=" " lvl
+	echo "--- udev queue: $([ -e /run/udev/queue ] && echo not empty || echo empty)" >&2
+	for p in /proc/[0-9]*; do
+		[ "$(cat "$p/comm" 2>/dev/null)" = systemd-udevd ] && set+="${p#/proc/} "
+	done
+	for lvl in 1 2; do	# udevd's workers, then what they run
+		for p in /proc/[0-9]*; do
+			pp=$(awk '{print $4}' "$p/stat" 2>/dev/null) || continue
+			[[ $set == *" $pp "* && $set != *" ${p#/proc/} "* ]] && set+="${p#/proc/} "
+		done
+	done
+	for p in $set; do
+		c=$(tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null) || continue
+		echo "--- pid $p $(awk '{print $3}' "/proc/$p/stat" 2>/dev/null) wchan=$(cat "/proc/$p/wchan" 2>/dev/null): $c" >&2
+	done
+}
+# fx_settle [SECONDS]: udevadm settle (default 60 s) or fail. A settle that
+# fails is tried once more with twice the time, and both failures are shown
+# (udevadm's own message, the queue, udevd's workers), because under a
+# loaded host TCG guests have been seen to fail one settle (CI of f294277,
+# 52-assembly-trust on 6.12, the cause not in the summary); an event that is
+# really stuck fails the second settle too, naming what it waits on.
+fx_settle() {
+	local t=${1:-60} err
+	err=$(udevadm settle --timeout="$t" 2>&1) && return 0
+	echo "NOTE: $FX_TEST: udevadm settle --timeout=$t failed (${err:-no message}); once more with $((2 * t)) s" >&2
+	fx_udev_busy
+	err=$(udevadm settle --timeout=$((2 * t)) 2>&1) && return 0
+	fx_udev_busy
+	fail "udevadm settle failed twice (${err:-no message}): udev events still queued, see the processes above"
+}
 # fx_wait_path PATH [SECONDS]: wait (default 30 s) until PATH exists
 fx_wait_path() {
 	local w

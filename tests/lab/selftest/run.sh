@@ -24,6 +24,9 @@
 #                                               console excerpt: retried; with the int3 still in
 #                                               the text, an earlier WARNING or a reported status:
 #                                               not retried
+#   tests/lab/selftest/run.sh settle  [KERNEL]  --udev: lib.sh's fx_settle against a RUN+= program
+#                                               that sleeps 20 s (must fail twice, naming it) and
+#                                               one of 6 s (must pass on the retry, with a NOTE)
 #   tests/lab/selftest/run.sh stall   [KERNEL]  an RCU stall report after fxblk is loaded -> exit 1,
 #                                               no second boot; one before it is loaded (first
 #                                               boot only) -> the lab boots again, says so, exit 0
@@ -31,7 +34,7 @@
 set -uo pipefail
 HERE=$(cd "$(dirname "$(readlink -f "$0")")" && pwd)
 TOP=$(cd "$HERE/../../.." && pwd)
-CASE=${1:?usage: run.sh warn|status|timeout|panic|ioerr|ioerr-allowed|taint|crash|nocrash|known|stall [KERNEL]}
+CASE=${1:?usage: run.sh warn|status|timeout|panic|ioerr|ioerr-allowed|taint|crash|nocrash|known|stall|settle [KERNEL]}
 KS=${2:-6.1}
 CACHE=${FXBLK_CACHE:-/var/cache/fxblk}
 . "$CACHE/kernels.env"
@@ -144,6 +147,14 @@ stall)
 	grep -q 'stall-boot: before, attempt 2, done' "$OUT" || { echo "selftest stall: no second boot"; exit 1; }
 	check 0 '^lab: a stall was reported before fxblk was loaded .*booting once more' \
 		"a stall before fxblk loads boots once more (and says so); one after it loads fails the run"
+	;;
+settle)
+	"$RUN" --kernel "$KS" --members 1 --size-mb 64 --udev --no-build --timeout 300 \
+		-- "$HERE/settle-retry.sh" 2>&1 | tee "$OUT"
+	rc=${PIPESTATUS[0]}
+	grep -q '^settle-retry: a stuck event fails both settles and is named' "$OUT" ||
+		{ echo "selftest settle: a stuck udev event did not fail fx_settle"; exit 1; }
+	check 0 '^PASS: settle-retry' "fx_settle passes a slow udev event on its second try (NOTE), fails a stuck one naming it"
 	;;
 int3)
 	# No VM: tests/lab/run's own classifier (stale_int3) over a real console

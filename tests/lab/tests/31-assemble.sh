@@ -26,7 +26,7 @@ fx_load
 read -r -a M <<< "$FX_MEMBERS"
 V=kv-cache
 all_members() { local i; for i in 0 1 2 3; do fx_member_dev $i; done; }
-settle() { udevadm settle --timeout=60 || fail "udevadm settle timed out"; }
+settle() { fx_settle; }
 no_volume() {	# no_volume WHY: the volume must not be running
 	settle
 	sleep 1	# RUN+= programs finish before settle returns; one more breath

@@ -51,7 +51,7 @@ UNIT=/lab/files/fxblk-connect.service
 V=rb0
 N=4
 MNT=/mnt/$V
-settle() { udevadm settle --timeout=60 || fail "udevadm settle timed out"; }
+settle() { fx_settle; }
 trap 'umount $MNT 2>/dev/null' EXIT
 
 # unit KEY: run the unit's KEY= command lines in order, as systemd does ("-"

@@ -43,7 +43,7 @@ read -r -a M <<< "$FX_MEMBERS"
 V=trust
 HOST=$(cat /etc/nvme/hostnqn) || fail "no /etc/nvme/hostnqn"
 OTHER=nqn.2014-08.org.nvmexpress:uuid:0f0f0f0f-0000-4000-8000-00000000b0b0
-settle() { udevadm settle --timeout=60 || fail "udevadm settle timed out"; }
+settle() { fx_settle; }
 no_volume() {	# no_volume WHY: the volume must not be running
 	settle
 	sleep 1	# RUN+= programs finish before settle returns; one more breath

@@ -41,7 +41,7 @@ UNIT=/lab/files/fxblk-assemble@.service
 fx_load
 read -r -a M <<< "$FX_MEMBERS"
 I=3
-settle() { udevadm settle --timeout=60 || fail "udevadm settle timed out"; }
+settle() { fx_settle; }
 add_event() {	# add_event DEV...: an "add" event for each namespace
 	local d
 	for d in "$@"; do
