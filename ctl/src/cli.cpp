@@ -302,7 +302,8 @@ const Command commands[] = {
 	 "host_traddr or host_iface is its own path: a controller through another "
 	 "interface is not taken for it. A refused DH-CHAP key fails at once, naming "
 	 "the target. What fxctl connects is recorded in /run/fxblk/connected for "
-	 "'disconnect --config'. Exits 0 when every target is connected, 1 otherwise. "
+	 "'disconnect --config'. Exits 0 when every target is connected, 7 when some "
+	 "are and others are not (each named), else 1 (one target: the code of its error). "
 	 "Run at boot by fxblk-connect.service.", connect_all_options, cmd_connect_all},
 	{"disconnect", "disconnect nvmeX... | -n NQN | --config [FILE]",
 	 "Disconnect NVMe-oF controllers.",
