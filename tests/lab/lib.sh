@@ -282,6 +282,22 @@ fx_settle() {
 	fx_udev_busy
 	fail "udevadm settle failed twice (${err:-no message}): udev events still queued, see the processes above"
 }
+# fx_breaks MODE... -- "$@": sets BREAK to MODE for a script argument
+# break=MODE (a negative control), empty without one; any other argument
+# fails the run, naming the modes
+fx_breaks() {
+	local modes=() a
+	while [ "$1" != -- ]; do modes+=("$1"); shift; done
+	shift
+	BREAK=
+	for a in "$@"; do
+		if [[ $a == break=* && " ${modes[*]} " == *" ${a#break=} "* ]]; then
+			BREAK=${a#break=}
+		else
+			fail "unknown argument '$a' (break=$(IFS='|'; echo "${modes[*]}"))"
+		fi
+	done
+}
 # fx_wait_path PATH [SECONDS]: wait (default 30 s) until PATH exists
 fx_wait_path() {
 	local w

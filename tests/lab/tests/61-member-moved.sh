@@ -22,13 +22,7 @@
 # refuse and the test fails there.
 . /lab/lib.sh
 . /lab/faults.sh
-BREAK=
-for a in "$@"; do
-	case $a in
-	break=noupdate) BREAK=${a#*=} ;;
-	*) fail "unknown argument '$a' (break=noupdate)" ;;
-	esac
-done
+fx_breaks noupdate -- "$@"
 fx_load
 read -r -a M <<< "$FX_MEMBERS"
 V=t61

@@ -19,13 +19,7 @@
 # asked and only member 0 connected: the test fails at the discovery check.
 . /lab/lib.sh
 . /lab/faults.sh
-BREAK=
-for a in "$@"; do
-	case $a in
-	break=noref) BREAK=${a#*=} ;;
-	*) fail "unknown argument '$a' (break=noref)" ;;
-	esac
-done
+fx_breaks noref -- "$@"
 DISC=nqn.2014-08.org.nvmexpress.discovery
 HOSTNQN=$(cat /etc/nvme/hostnqn) || fail "no /etc/nvme/hostnqn in the lab image"
 refer() {	# refer FROM-PORT TO-PORT TO-SVCID: a referral entry in FROM's log page
