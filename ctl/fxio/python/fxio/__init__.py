@@ -1,9 +1,13 @@
 """fxio: reads and writes between fxblk volumes (or files) and Python buffers.
 
-libfxio (fxio.h) for Python. Buffers are numpy arrays, torch CPU tensors or
-anything with the buffer protocol (bytearray, memoryview, mmap, array),
-C-contiguous; reads fill them in place, writes take their bytes. The GIL is
-released while an I/O runs, so threads overlap.
+libfxio (fxio.h) for Python. Buffers are numpy arrays, torch tensors (CPU,
+ROCm, Ascend), anything with the buffer protocol (bytearray, memoryview,
+mmap, array), DLPack arrays (kDLCPU, kDLROCM, pinned host) and, with the HIP
+runtime in the process, __cuda_array_interface__ arrays; C-contiguous.
+Reads fill them in place, writes take their bytes. Device memory that was
+not registered (fxio.register) is staged through the pool for each I/O;
+register what is used again. The GIL is released while an I/O runs, so
+threads overlap.
 
     import fxio, numpy as np
     with fxio.open("/dev/fx0", "r") as f:
@@ -16,12 +20,14 @@ File.last_path / File.last_reason (this thread's last synchronous I/O on
 the file), IoFuture.path / .reason (one async I/O), File.stats().
 """
 
+import builtins
 import concurrent.futures
+import errno
 import os
 import threading
 from collections import namedtuple
 
-from . import _fxio
+from . import _dlpack, _fxio
 
 __all__ = ["open", "open_fd", "File", "IoFuture", "Completion", "register", "deregister",
            "buffer_span", "properties", "VERSION"]
@@ -50,52 +56,210 @@ def properties():
     return _fxio.properties()
 
 
+def _runtime_loaded(lib):
+    """Whether a shared library whose file name starts with @lib is mapped
+    into this process (any soname version: libamdhip64.so.6 too)."""
+    try:
+        with builtins.open("/proc/self/maps") as m:
+            return any(os.path.basename(line.split()[-1]).startswith(lib)
+                       for line in m if "/" in line)
+    except OSError:
+        return False
+
+
+def _torch_span(buf):
+    """(address, nbytes, kind) of a torch tensor: CPU memory, ROCm device
+    memory (device 'cuda' in a ROCm build: torch.version.hip) or Ascend
+    memory (torch_npu's device 'npu')."""
+    import torch
+    if not buf.is_contiguous():
+        raise ValueError("fxio: the tensor is not contiguous")
+    dev = buf.device.type
+    if dev == "cpu":
+        kind = "host"
+    elif dev == "cuda" and getattr(torch.version, "hip", None):
+        kind = "hip"
+    elif dev == "npu":
+        kind = "acl"
+    elif dev == "cuda":
+        raise ValueError("fxio: a CUDA tensor: libfxio copies device memory with ROCm (HIP) "
+                         "and Ascend (AscendCL) only, not NVIDIA's CUDA")
+    else:
+        raise ValueError("fxio: a %s tensor: only cpu, ROCm ('cuda' in a ROCm build of "
+                         "torch) and Ascend ('npu') tensors are supported" % dev)
+    return buf.data_ptr(), buf.numel() * buf.element_size(), kind
+
+
+def _cai_span(buf, writable):
+    """(address, nbytes, kind, keep) of an object with
+    __cuda_array_interface__ (version 2 or 3, the Numba specification
+    CuPy and PyTorch follow; ROCm builds of both export HIP pointers with
+    it). The interface does not say whose memory it is: with the HIP
+    runtime in the process libfxio asks it (FXIO_BUF_AUTO); without one the
+    object is refused rather than read into as host memory."""
+    cai = buf.__cuda_array_interface__
+    if cai.get("mask") is not None:
+        raise ValueError("fxio: a masked __cuda_array_interface__ array")
+    ptr, readonly = cai["data"]
+    if writable and readonly:
+        raise ValueError("fxio: the buffer is read-only")
+    shape, item = tuple(cai["shape"]), int(cai["typestr"][2:])
+    n = item
+    for d in shape:
+        n *= d
+    strides = cai.get("strides")
+    if strides is not None:
+        want = item
+        for d, st in reversed(list(zip(shape, strides))):
+            if d != 1 and st != want:
+                raise ValueError("fxio: the __cuda_array_interface__ array is not C-contiguous")
+            want *= d
+    if not (_runtime_loaded("libamdhip64.so") or _runtime_loaded("libascendcl.so")):
+        raise ValueError("fxio: an object with __cuda_array_interface__, and no HIP or "
+                         "AscendCL runtime in this process to say what memory it is; "
+                         "register it with fxio.register(buf, kind=...) or pass a DLPack "
+                         "array")
+    return ptr or 0, n, "auto", buf
+
+
+def _dlpack_span(buf):
+    """(address, nbytes, kind, keep) of a DLPack producer (__dlpack__ and
+    __dlpack_device__: CuPy, JAX, numpy, torch): its device type says whose
+    memory it is."""
+    kind_of = {_dlpack.CPU: "host", _dlpack.CUDA_HOST: "host", _dlpack.ROCM_HOST: "host",
+               _dlpack.ROCM: "hip"}
+    dev = int(buf.__dlpack_device__()[0])
+    if dev not in kind_of:
+        raise ValueError("fxio: a DLPack array on %s: libfxio moves host (kDLCPU, "
+                         "kDLCUDAHost, kDLROCMHost) and ROCm (kDLROCM) memory; %s"
+                         % (_dlpack.device_name(dev),
+                            "NVIDIA's CUDA memory is not supported"
+                            if dev in (_dlpack.CUDA, _dlpack.CUDA_MANAGED)
+                            else "register other memory with fxio.register(buf, kind=...)"))
+    addr, n, _, capsule = _dlpack.borrow(buf)
+    return addr, n, kind_of[dev], (buf, capsule)
+
+
+def _classify(buf, writable):
+    """(address, nbytes, kind, keepalive) of @buf: a torch tensor, a
+    buffer-protocol object (numpy, bytearray, mmap), a DLPack producer or
+    an object with __cuda_array_interface__. kind: 'host', 'hip', 'acl' or
+    'auto' (ask the runtime in the process)."""
+    if type(buf).__module__.startswith("torch"):
+        addr, n, kind = _torch_span(buf)
+        return addr, n, kind, buf
+    try:
+        view = memoryview(buf)
+    except TypeError:
+        view = None
+    if view is not None:
+        if not view.c_contiguous:
+            raise ValueError("fxio: the buffer is not C-contiguous")
+        if writable and view.readonly:
+            raise ValueError("fxio: the buffer is read-only")
+        addr, nbytes, _ = _fxio.buffer_info(view)
+        return addr, nbytes, "host", view  # the memoryview pins the export (no resize)
+    if hasattr(buf, "__dlpack__") and hasattr(buf, "__dlpack_device__"):
+        return _dlpack_span(buf)
+    if hasattr(buf, "__cuda_array_interface__"):
+        return _cai_span(buf, writable)
+    raise TypeError("fxio: %s is no buffer: pass a numpy array, a torch tensor, a "
+                    "buffer-protocol object, a DLPack array or one with "
+                    "__cuda_array_interface__" % type(buf).__name__)
+
+
 def buffer_span(buf, writable):
     """(address, nbytes, keepalive) of @buf's memory.
 
-    torch tensors must be on the CPU and contiguous; numpy arrays and
-    buffer-protocol objects C-contiguous. @writable: the I/O stores into it
-    (a read). keepalive must stay referenced while the I/O runs.
+    torch tensors (CPU, ROCm, Ascend) must be contiguous; numpy arrays,
+    buffer-protocol objects, DLPack arrays and __cuda_array_interface__
+    arrays C-contiguous. @writable: the I/O stores into it (a read).
+    keepalive must stay referenced while the I/O runs.
     """
-    if type(buf).__module__.startswith("torch"):
-        if buf.device.type != "cpu":
-            raise ValueError("fxio: a %s tensor: only CPU tensors are supported "
-                             "(device memory: register it with libfxio's C API)"
-                             % buf.device.type)
-        if not buf.is_contiguous():
-            raise ValueError("fxio: the tensor is not contiguous")
-        return buf.data_ptr(), buf.numel() * buf.element_size(), buf
-    view = memoryview(buf)
-    if not view.c_contiguous:
-        raise ValueError("fxio: the buffer is not C-contiguous")
-    if writable and view.readonly:
-        raise ValueError("fxio: the buffer is read-only")
-    addr, nbytes, _ = _fxio.buffer_info(view)
-    return addr, nbytes, view  # the memoryview pins the export (no resize)
+    addr, nbytes, _, keep = _classify(buf, writable)
+    return addr, nbytes, keep
+
+
+_RUNTIMES = {"hip": "HIP", "acl": "AscendCL"}
+_reg_lock = threading.Lock()
+_registered = {}  # address -> (keepalive, nbytes), fxio.register's
+_loans = {}  # (address, nbytes) -> count: temporary registrations in use
+
+
+class _Loan:
+    """Keeps a buffer alive for one I/O; for device memory no registration
+    covers, registers it for that I/O (user space only: FXIO_BUF_NO_KERNEL,
+    so it is staged through the pool with its runtime's engine, as cuFile
+    takes an unregistered device buffer) and deregisters it when the last
+    I/O using the same range lets go."""
+
+    def __init__(self, addr, nbytes, kind, keep):
+        self.keep, self.key = keep, None
+        if kind == "host" or nbytes == 0:
+            return
+        with _reg_lock:
+            for a, (_, n) in _registered.items():
+                if a <= addr and addr + nbytes <= a + n:
+                    return  # fxio.register()ed: that registration serves it
+            key = (addr, nbytes)
+            if key not in _loans:
+                try:
+                    _fxio.register(addr, nbytes, _KINDS[kind] | _fxio.BUF_NO_KERNEL)
+                except OSError as e:
+                    if e.errno == errno.EEXIST:
+                        raise ValueError(
+                            "fxio: device buffer [%#x, +%d) overlaps another one in use or "
+                            "registered; fxio.register() the whole allocation once"
+                            % (addr, nbytes)) from None
+                    if e.errno == errno.ENODEV:
+                        raise OSError(errno.ENODEV, "fxio: %s memory at %#x: no %s runtime in "
+                                      "this process to stage it (fxio.properties()"
+                                      "['engines'])" % (kind, addr, _RUNTIMES.get(kind, kind))
+                                      ) from None
+                    raise
+                _loans[key] = 0
+            _loans[key] += 1
+            self.key = key
+
+    def __del__(self):
+        key, self.key = self.key, None
+        if key is None:
+            return
+        try:
+            with _reg_lock:
+                _loans[key] -= 1
+                if _loans[key] == 0:
+                    del _loans[key]
+                    _fxio.deregister(key[0])
+        except Exception:  # noqa: BLE001 - at interpreter exit, or already gone
+            pass
 
 
 def _span(buf, size, writable):
-    addr, nbytes, keep = buffer_span(buf, writable)
+    addr, nbytes, kind, keep = _classify(buf, writable)
     if size is None:
         size = nbytes
     elif size < 0 or size > nbytes:
         raise ValueError("fxio: size %d outside the buffer's %d bytes" % (size, nbytes))
-    return addr, size, keep
+    return addr, size, _Loan(addr, size, kind, keep)
 
 
-_registered = {}  # address -> keepalive, while registered
-
-
-def register(buf, kind="host", kernel=True):
+def register(buf, kind=None, kernel=True):
     """Registers @buf with libfxio (fxio_buf_register): 'host' memory may
-    then go direct; 'emulated' is host memory treated as device memory
-    (staged with the host engine); 'auto' asks the HIP or ACL runtime already
-    loaded in the process (FXIO_BUF_AUTO), host memory when none claims it.
-    kernel=False: FXIO_BUF_NO_KERNEL."""
-    addr, nbytes, keep = buffer_span(buf, False)
-    flags = _KINDS[kind] | (0 if kernel else _fxio.BUF_NO_KERNEL)
-    _fxio.register(addr, nbytes, flags)
-    _registered[addr] = keep
+    then go direct; 'hip' and 'acl' device memory goes direct where the
+    kernel's provider moves it, else staged with its runtime's engine;
+    'emulated' is host memory treated as device memory (staged with the
+    host engine); 'auto' asks the HIP or ACL runtime already loaded in the
+    process (FXIO_BUF_AUTO), host memory when none claims it. Default: what
+    @buf says it is (a ROCm tensor or kDLROCM array: 'hip', an Ascend
+    tensor: 'acl', __cuda_array_interface__: 'auto', else 'host').
+    kernel=False: FXIO_BUF_NO_KERNEL. Unregistered device buffers work too
+    (staged, registered for each I/O); register one that is used again."""
+    addr, nbytes, own, keep = _classify(buf, False)
+    flags = _KINDS[kind or own] | (0 if kernel else _fxio.BUF_NO_KERNEL)
+    with _reg_lock:
+        _fxio.register(addr, nbytes, flags)
+        _registered[addr] = (keep, nbytes)
 
 
 def register_dmabuf(fd, offset, buf, kind="host"):
@@ -106,14 +270,16 @@ def register_dmabuf(fd, offset, buf, kind="host"):
     engine, so @buf must be that memory as the engine sees it (a host
     mapping of the dma-buf for 'host'). deregister(buf) undoes it."""
     addr, nbytes, keep = buffer_span(buf, False)
-    _fxio.register_dmabuf(fd, offset, nbytes, addr, _KINDS[kind])
-    _registered[addr] = keep
+    with _reg_lock:
+        _fxio.register_dmabuf(fd, offset, nbytes, addr, _KINDS[kind])
+        _registered[addr] = (keep, nbytes)
 
 
 def deregister(buf):
     addr, _, _ = buffer_span(buf, False)
-    _fxio.deregister(addr)
-    _registered.pop(addr, None)
+    with _reg_lock:
+        _fxio.deregister(addr)
+        _registered.pop(addr, None)
 
 
 class IoFuture(concurrent.futures.Future):
