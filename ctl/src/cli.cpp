@@ -328,7 +328,8 @@ const Command commands[] = {
 	 "finding has a severity (error, warning, info), a message and a fix. With -o "
 	 "json: summary, findings and the facts. Exits 0 without error findings, 1 "
 	 "with.", doctor_options, cmd_doctor},
-	{"peer", "peer status | peer bench NAME [--size SIZE] [--block SIZE] [--depth N] [--paths LIST]",
+	{"peer", "peer status | peer bench NAME [--rw MODE] [--size SIZE] [--block SIZE] [--depth N] "
+		 "[--threads N] [--paths LIST] [--yes]",
 	 "GPU peer memory: which path I/O takes, and its bandwidth.",
 	 "peer status (the default) answers which path an I/O between a volume and host, "
 	 "ROCm or Ascend memory takes, and why not direct (as gdscheck -p): the kernel's "
@@ -344,13 +345,18 @@ const Command commands[] = {
 	 "software device; ACS redirect on the switch's ports, the IOMMU mode, a BAR smaller "
 	 "than the memory. Needs no privileges (ACS is read from config space by root "
 	 "only); exits 0.\n"
-	 "peer bench NAME (a volume, fxN, /dev/fxN or any block device or file path) reads "
-	 "--size bytes from the start of it in --block reads, --depth in flight, once per "
-	 "path of --paths, through libfxio with the host engine, and prints MiB/s, the "
-	 "ratio to the posix path, I/Os and overlapped slots of the staged pipeline (as "
-	 "gdsio). Reads only. The direct row runs when the kernel registers host memory "
+	 "peer bench NAME (a volume, fxN, /dev/fxN or any block device or file path) moves "
+	 "--size bytes within the first --size of it (--rw read, write, randread or "
+	 "randwrite; random offsets are block-aligned, seeded per thread, so runs repeat) "
+	 "in --block I/Os, --depth in flight in each of --threads threads (each its own "
+	 "handle), once per path of --paths, through libfxio with the host engine, and "
+	 "prints MiB/s, the ratio to the posix path, I/Os, overlapped slots of the staged "
+	 "pipeline, CPU seconds per GiB (user + system of the process) and the p50/p99 "
+	 "latency from submit to completion (as gdsio). A write mode on a block device "
+	 "overwrites its data and needs --yes; a file is written within its size. The "
+	 "direct row runs when the kernel registers host memory "
 	 "for direct I/O, else it says why not. The bounce pool follows FXIO_POOL_SLOTS and "
-	 "FXIO_SLOT_KIB.\n\nExample: fxctl peer bench vol1 --size 1G --block 4M",
+	 "FXIO_SLOT_KIB.\n\nExample: fxctl peer bench vol1 --size 1G --block 4M --rw randread --threads 8",
 	 peer_options, cmd_peer},
 };
 

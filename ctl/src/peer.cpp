@@ -14,7 +14,12 @@
 #include <cstring>
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <map>
 #include <memory>
+#include <random>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <thread>
 
 namespace fxctl {
 namespace {
@@ -271,11 +276,12 @@ std::string text_peer_status(const json &doc)
 	return trimmed(s);
 }
 
-json peer_bench_doc(const std::string &device, std::uint64_t block, unsigned depth,
+json peer_bench_doc(const std::string &device, const BenchSpec &spec,
 		    const std::vector<BenchResult> &r)
 {
-	json doc = {{"schema_version", schema_version}, {"device", device},
-		    {"block_bytes", block}, {"depth", depth}, {"engine", "host"}};
+	json doc = {{"schema_version", schema_version}, {"device", device}, {"rw", spec.rw},
+		    {"block_bytes", spec.block}, {"depth", spec.depth}, {"threads", spec.threads},
+		    {"engine", "host"}};
 	double posix = 0;
 	for (const auto &x : r)
 		if (x.path == "posix" && x.ran && x.seconds > 0)
@@ -285,12 +291,17 @@ json peer_bench_doc(const std::string &device, std::uint64_t block, unsigned dep
 		json row = {{"path", x.path}, {"ran", x.ran}, {"reason", x.reason}};
 		if (x.ran) {
 			double bw = x.seconds > 0 ? static_cast<double>(x.bytes) / x.seconds : 0;
+			double gib = static_cast<double>(x.bytes) / (1ULL << 30);
 			row["bytes"] = x.bytes;
 			row["ios"] = x.ios;
 			row["seconds"] = x.seconds;
 			row["bytes_per_second"] = bw;
 			row["ratio_to_posix"] = posix > 0 ? json(bw / posix) : json();
 			row["overlapped_slots"] = x.overlapped_slots;
+			row["cpu_seconds"] = x.cpu_seconds;
+			row["cpu_seconds_per_gib"] = gib > 0 ? json(x.cpu_seconds / gib) : json();
+			row["latency_us"] = {{"p50", x.lat_p50_us}, {"p99", x.lat_p99_us},
+					     {"max", x.lat_max_us}};
 		}
 		rows.push_back(row);
 	}
@@ -300,27 +311,33 @@ json peer_bench_doc(const std::string &device, std::uint64_t block, unsigned dep
 
 std::string text_peer_bench(const json &doc)
 {
-	std::string s = fmt::format("{}: sequential reads of {} at depth {}, host engine\n\n",
-				    doc["device"].get<std::string>(),
-				    format_size(doc["block_bytes"].get<std::uint64_t>()),
-				    doc["depth"].get<unsigned>());
-	s += fmt::format("{:<7} {:>10} {:>8} {:>8} {:>10}  {}\n", "PATH", "MiB/s", "x POSIX",
-			 "I/Os", "OVERLAP", "NOTE");
+	static const std::map<std::string, std::string> what = {
+		{"read", "sequential reads"}, {"write", "sequential writes"},
+		{"randread", "random reads"}, {"randwrite", "random writes"}};
+	std::string s = fmt::format(
+		"{}: {} of {} at depth {} x {} thread{}, host engine\n\n",
+		doc["device"].get<std::string>(), what.at(doc["rw"].get<std::string>()),
+		format_size(doc["block_bytes"].get<std::uint64_t>()), doc["depth"].get<unsigned>(),
+		doc["threads"].get<unsigned>(), doc["threads"].get<unsigned>() == 1 ? "" : "s");
+	s += fmt::format("{:<7} {:>9} {:>7} {:>7} {:>8} {:>9} {:>9} {:>9}  {}\n", "PATH", "MiB/s",
+			 "x POSIX", "I/Os", "OVERLAP", "CPU s/GiB", "p50 us", "p99 us", "NOTE");
 	for (const auto &r : doc["results"]) {
 		if (!r["ran"].get<bool>()) {
-			s += fmt::format("{:<7} {:>10} {:>8} {:>8} {:>10}  not run: {}\n",
-					 r["path"].get<std::string>(), "-", "-", "-", "-",
-					 r["reason"].get<std::string>());
+			s += fmt::format("{:<7} {:>9} {:>7} {:>7} {:>8} {:>9} {:>9} {:>9}  not run: {}\n",
+					 r["path"].get<std::string>(), "-", "-", "-", "-", "-", "-",
+					 "-", r["reason"].get<std::string>());
 			continue;
 		}
-		s += fmt::format("{:<7} {:>10.1f} {:>8} {:>8} {:>10}  {}\n",
+		auto opt = [](const json &v) {
+			return v.is_null() ? std::string("-") : fmt::format("{:.2f}", v.get<double>());
+		};
+		s += fmt::format("{:<7} {:>9.1f} {:>7} {:>7} {:>8} {:>9} {:>9.0f} {:>9.0f}  {}\n",
 				 r["path"].get<std::string>(),
 				 r["bytes_per_second"].get<double>() / (1 << 20),
-				 r["ratio_to_posix"].is_null()
-					 ? std::string("-")
-					 : fmt::format("{:.2f}", r["ratio_to_posix"].get<double>()),
-				 r["ios"].get<std::uint64_t>(),
-				 r["overlapped_slots"].get<std::uint64_t>(), r["reason"].get<std::string>());
+				 opt(r["ratio_to_posix"]), r["ios"].get<std::uint64_t>(),
+				 r["overlapped_slots"].get<std::uint64_t>(),
+				 opt(r["cpu_seconds_per_gib"]), r["latency_us"]["p50"].get<double>(),
+				 r["latency_us"]["p99"].get<double>(), r["reason"].get<std::string>());
 	}
 	return trimmed(s);
 }
@@ -330,11 +347,16 @@ void peer_options(po::options_description &opts, po::options_description &hidden
 {
 	opts.add_options()
 		("size", po::value<std::string>()->default_value("256M")->value_name("SIZE"),
-		 "bench: bytes read per path (from the start of the volume)")
+		 "bench: bytes moved per path, in the first SIZE of the volume or file")
 		("block", po::value<std::string>()->default_value("4M")->value_name("SIZE"),
-		 "bench: size of one read, a multiple of 4K")
+		 "bench: size of one I/O, a multiple of 4K")
 		("depth", po::value<unsigned>()->default_value(4)->value_name("N"),
-		 "bench: reads in flight (1..64)")
+		 "bench: I/Os in flight per thread (1..64)")
+		("rw", po::value<std::string>()->default_value("read")->value_name("MODE"),
+		 "bench: read, write, randread or randwrite")
+		("threads", po::value<unsigned>()->default_value(1)->value_name("N"),
+		 "bench: threads, each with its own handle (1..64)")
+		("yes", po::bool_switch(), "bench: a write mode may overwrite a block device")
 		("paths", po::value<std::string>()->default_value("posix,staged,direct")
 				  ->value_name("LIST"),
 		 "bench: which paths to measure, in order");
@@ -360,27 +382,37 @@ struct HostBuffer {
 	char *p;
 };
 
-// Reads [0, total) in @block pieces, @depth at a time, with one buffer
-// slot per read in flight. -errno of the first failed read, else 0.
-int bench_reads(fxio::File &f, char *buf, std::uint64_t total, std::uint64_t block,
-		unsigned depth, BenchResult &r)
+// One bench thread's share: its I/Os (sequential: its own stretch of the
+// first @spec.total bytes; random: block-aligned offsets anywhere in it,
+// from a generator seeded by the thread's number, so runs repeat) with one
+// buffer slot per I/O in flight. Latencies (us) appended to @lat. -errno of
+// the first failed I/O, else 0.
+int bench_thread(fxio::File &f, char *buf, const BenchSpec &spec, unsigned t,
+		 std::vector<double> &lat)
 {
-	auto t0 = std::chrono::steady_clock::now();
-	fxio_stats before = f.stats();
-	std::uint64_t next = 0, done = 0, n = total / block;
+	const std::uint64_t n = spec.total / spec.block;
+	const std::uint64_t first = n * t / spec.threads, count = n * (t + 1) / spec.threads - first;
+	std::mt19937_64 rng(0x5eedULL + t);
+	using clock = std::chrono::steady_clock;
+	std::vector<clock::time_point> since(spec.depth);
+	std::uint64_t next = 0, done = 0;
 	unsigned inflight = 0;
 	std::vector<unsigned> free_slots;
-	for (unsigned i = depth; i-- > 0;)
+	for (unsigned i = spec.depth; i-- > 0;)
 		free_slots.push_back(i);
 	fxio_event ev[64];
 	int err = 0;
-	while (done < n) {
-		while (!err && next < n && !free_slots.empty()) {
+	while (done < count) {
+		while (!err && next < count && !free_slots.empty()) {
 			unsigned slot = free_slots.back();
 			free_slots.pop_back();
-			auto id = f.submit(false, buf, block, next * block, slot * block, slot);
+			std::uint64_t blk = spec.random() ? rng() % n : first + next;
+			since[slot] = clock::now();
+			auto id = f.submit(spec.write(), buf, spec.block, blk * spec.block,
+					   slot * spec.block, slot);
 			if (id < 0) {
 				err = static_cast<int>(id);
+				free_slots.push_back(slot);
 				break;
 			}
 			++next;
@@ -389,23 +421,116 @@ int bench_reads(fxio::File &f, char *buf, std::uint64_t total, std::uint64_t blo
 		if (!inflight)
 			break;
 		int got = f.poll(ev, 64, -1);
+		auto now = clock::now();
 		for (int i = 0; i < got; ++i) {
+			auto slot = static_cast<unsigned>(ev[i].user_data);
+			lat.push_back(std::chrono::duration<double, std::micro>(now - since[slot]).count());
 			--inflight;
 			++done;
-			free_slots.push_back(static_cast<unsigned>(ev[i].user_data));
+			free_slots.push_back(slot);
 			if (ev[i].result < 0 && !err)
 				err = static_cast<int>(ev[i].result);
-			else if (ev[i].path != FXIO_PATH_NONE && ev[i].reason && r.reason.empty())
-				r.reason = fxio_reason_str(ev[i].reason);
 		}
 	}
-	r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-	fxio_stats after = f.stats();
-	for (int p = 0; p < 4; ++p) {
-		r.bytes += after.bytes[p] - before.bytes[p];
-		r.ios += after.ios[p] - before.ios[p];
+	return err;
+}
+
+double cpu_seconds()
+{
+	rusage u{};
+	getrusage(RUSAGE_SELF, &u);
+	auto sec = [](const timeval &tv) { return tv.tv_sec + tv.tv_usec / 1e6; };
+	return sec(u.ru_utime) + sec(u.ru_stime);
+}
+
+// Runs one path of the bench: a handle, a buffer of @depth slots and (but
+// for posix) its registration per thread. @r.reason: why direct did not
+// run, or (staged) why the I/O was not direct. -errno, else 0.
+int bench_path(fxio::Library &lib, const std::string &dev, const BenchSpec &spec,
+	       BenchResult &r)
+{
+	struct Worker {
+		std::unique_ptr<fxio::File> file;
+		std::unique_ptr<HostBuffer> buf;
+		std::vector<double> lat;
+		fxio_stats before{};
+		int err = 0;
+	};
+	std::vector<Worker> ws(spec.threads);
+	const std::size_t bytes = spec.block * spec.depth;
+	const unsigned flags = r.path == "staged" ? FXIO_BUF_EMULATED : FXIO_BUF_HOST;
+	auto deregister = [&] {
+		if (r.path != "posix")
+			for (auto &w : ws)
+				if (w.buf)
+					lib.buf_deregister(w.buf->p);
+	};
+	for (auto &w : ws) {
+		std::unique_ptr<fxio::BlockDev> bd;
+		if (int e = fxio::open_blockdev(dev, spec.write() ? O_RDWR : O_RDONLY, bd); e) {
+			deregister();
+			return e;
+		}
+		w.file = std::make_unique<fxio::File>(lib, std::move(bd));
+		w.buf = std::make_unique<HostBuffer>(bytes);
+		if (spec.write())  // not zeros, which a device may treat apart
+			for (std::size_t k = 0; k < bytes; k += 8)
+				std::memcpy(w.buf->p + k, &k, 8);
+		if (r.path == "posix") {
+			r.reason = fxio_reason_str(FXIO_REASON_NOT_REGISTERED);
+			continue;
+		}
+		if (int e = lib.buf_register(w.buf->p, bytes, flags); e) {
+			w.buf.reset();  // not registered: nothing to undo
+			deregister();
+			throw Error(fmt::format("cannot register the bench buffer: {}", std::strerror(-e)),
+				    errno_error(-e));
+		}
+		auto reg = lib.find(w.buf->p, bytes);
+		if (r.path == "direct" && reg && reg->reason != FXIO_REASON_NONE) {
+			r.reason = reg->why;
+			deregister();
+			return 0;  // not run
+		}
+		if (r.path == "staged" && reg)
+			r.reason = fxio_reason_str(reg->reason);
 	}
-	r.overlapped_slots = after.overlapped_slots - before.overlapped_slots;
+	for (auto &w : ws)
+		w.before = w.file->stats();
+	double cpu0 = cpu_seconds();
+	auto t0 = std::chrono::steady_clock::now();
+	{
+		std::vector<std::thread> th;
+		for (unsigned t = 0; t < spec.threads; ++t)
+			th.emplace_back([&, t] {
+				ws[t].err = bench_thread(*ws[t].file, ws[t].buf->p, spec, t, ws[t].lat);
+			});
+		for (auto &x : th)
+			x.join();
+	}
+	r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+	r.cpu_seconds = cpu_seconds() - cpu0;
+	std::vector<double> lat;
+	int err = 0;
+	for (auto &w : ws) {
+		fxio_stats after = w.file->stats();
+		for (int p = 0; p < 4; ++p) {
+			r.bytes += after.bytes[p] - w.before.bytes[p];
+			r.ios += after.ios[p] - w.before.ios[p];
+		}
+		r.overlapped_slots += after.overlapped_slots - w.before.overlapped_slots;
+		lat.insert(lat.end(), w.lat.begin(), w.lat.end());
+		if (w.err && !err)
+			err = w.err;
+	}
+	deregister();
+	if (!lat.empty()) {
+		std::sort(lat.begin(), lat.end());
+		r.lat_p50_us = lat[lat.size() / 2];
+		r.lat_p99_us = lat[std::min(lat.size() - 1, lat.size() * 99 / 100)];
+		r.lat_max_us = lat.back();
+	}
+	r.ran = !err;
 	return err;
 }
 
@@ -425,14 +550,23 @@ int cmd_peer_bench(Ctx &ctx)
 {
 	if (!ctx.vm.count("device"))
 		throw UsageError("peer bench: missing volume NAME (a name, fxN or /dev/fxN)");
-	std::uint64_t total = parse_size(ctx.vm["size"].as<std::string>(), "--size");
-	std::uint64_t block = parse_size(ctx.vm["block"].as<std::string>(), "--block");
-	unsigned depth = ctx.vm["depth"].as<unsigned>();
-	if (block == 0 || block % 4096 || block > (256ULL << 20))
+	BenchSpec spec;
+	spec.total = parse_size(ctx.vm["size"].as<std::string>(), "--size");
+	spec.block = parse_size(ctx.vm["block"].as<std::string>(), "--block");
+	spec.depth = ctx.vm["depth"].as<unsigned>();
+	spec.threads = ctx.vm["threads"].as<unsigned>();
+	spec.rw = ctx.vm["rw"].as<std::string>();
+	if (spec.block == 0 || spec.block % 4096 || spec.block > (256ULL << 20))
 		throw UsageError("peer bench: --block must be a multiple of 4K, at most 256M");
-	if (depth == 0 || depth > 64)
+	if (spec.depth == 0 || spec.depth > 64)
 		throw UsageError("peer bench: --depth must be 1..64");
-	if (total < block)
+	if (spec.threads == 0 || spec.threads > 64)
+		throw UsageError("peer bench: --threads must be 1..64");
+	if (spec.rw != "read" && spec.rw != "write" && spec.rw != "randread" &&
+	    spec.rw != "randwrite")
+		throw UsageError(fmt::format("peer bench: unknown --rw '{}' (read, write, randread, "
+					     "randwrite)", spec.rw));
+	if (spec.total < spec.block)
 		throw UsageError("peer bench: --size must be at least one --block");
 	std::vector<std::string> paths;
 	{
@@ -448,50 +582,40 @@ int cmd_peer_bench(Ctx &ctx)
 		}
 	}
 	std::string dev = resolve_device(ctx, ctx.vm["device"].as<std::string>());
+	struct stat st{};
+	if (spec.write() && stat(dev.c_str(), &st) == 0 && S_ISBLK(st.st_mode) &&
+	    !ctx.vm["yes"].as<bool>())
+		throw Error(fmt::format("not benchmarking: --rw {} overwrites the first {} of {}, "
+					"whose data is then lost; add --yes to do that, or bench a "
+					"file on a file system on it",
+					spec.rw, format_size(spec.total), dev),
+			    errno_error(EPERM));
 
 	fxio::Config cfg = fxio::Config::from_env();
-	cfg.workers = depth;
+	cfg.workers = spec.depth;
 	fxio::Library lib(cfg);
-	std::unique_ptr<fxio::BlockDev> bd;
-	if (int e = fxio::open_blockdev(dev, O_RDONLY, bd); e)
-		throw Error(fmt::format("cannot open {} with O_DIRECT: {}", dev, std::strerror(-e)),
-			    errno_error(-e));
-	total = std::min<std::uint64_t>(total, bd->size()) / block * block;
-	if (total == 0)
-		throw Error(fmt::format("{} is smaller than one --block", dev), errno_error(EINVAL));
-	fxio::File file(lib, std::move(bd));
+	{
+		std::unique_ptr<fxio::BlockDev> bd;
+		if (int e = fxio::open_blockdev(dev, spec.write() ? O_RDWR : O_RDONLY, bd); e)
+			throw Error(fmt::format("cannot open {} with O_DIRECT{}: {}", dev,
+						spec.write() ? " for writing" : "", std::strerror(-e)),
+				    errno_error(-e));
+		spec.total = std::min<std::uint64_t>(spec.total, bd->size()) / spec.block * spec.block;
+	}
+	if (spec.total / spec.block < spec.threads)
+		throw Error(fmt::format("{} holds fewer --block pieces than --threads", dev),
+			    errno_error(EINVAL));
 
 	std::vector<BenchResult> results;
 	for (const auto &path : paths) {
 		BenchResult r;
 		r.path = path;
-		HostBuffer buf(block * depth);
-		unsigned flags = path == "staged" ? FXIO_BUF_EMULATED : FXIO_BUF_HOST;
-		if (path != "posix") {
-			int e = lib.buf_register(buf.p, block * depth, flags);
-			if (e)
-				throw Error(fmt::format("cannot register the bench buffer: {}",
-							std::strerror(-e)), errno_error(-e));
-			auto reg = lib.find(buf.p, block * depth);
-			if (path == "direct" && reg && reg->reason != FXIO_REASON_NONE) {
-				r.reason = reg->why;
-				lib.buf_deregister(buf.p);
-				results.push_back(r);
-				continue;
-			}
-		}
-		int e = bench_reads(file, buf.p, total, block, depth, r);
-		if (path != "posix")
-			lib.buf_deregister(buf.p);
-		if (e)
-			throw Error(fmt::format("{} reads from {} failed: {}", path, dev,
+		if (int e = bench_path(lib, dev, spec, r); e)
+			throw Error(fmt::format("{} {} of {} failed: {}", path, spec.rw, dev,
 						std::strerror(-e)), errno_error(-e));
-		r.ran = true;
-		if (path == "direct")
-			r.reason.clear();
 		results.push_back(r);
 	}
-	json doc = peer_bench_doc(dev, block, depth, results);
+	json doc = peer_bench_doc(dev, spec, results);
 	ctx.print(doc, text_peer_bench(doc));
 	return exit_ok;
 }

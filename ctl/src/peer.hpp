@@ -61,14 +61,30 @@ std::optional<std::vector<PeerQueue>> peer_queues(const Volume &v);
 json peer_status_doc(const PeerFacts &f);
 std::string text_peer_status(const json &doc);
 
+// What "peer bench" runs (as gdsio's -x/-I/-w/-d/-s/-i): @rw read,
+// write, randread or randwrite; @threads workers, each with its own handle
+// and @depth I/Os of @block in flight; @total bytes per path in all.
+struct BenchSpec {
+	std::string rw = "read";
+	std::uint64_t total = 0, block = 0;
+	unsigned depth = 1, threads = 1;
+	bool write() const { return rw == "write" || rw == "randwrite"; }
+	bool random() const { return rw == "randread" || rw == "randwrite"; }
+};
 struct BenchResult {
 	std::string path;  // posix, staged, direct
 	bool ran = false;
 	std::string reason;  // why it did not run, or why not direct
 	std::uint64_t bytes = 0, ios = 0, overlapped_slots = 0;
 	double seconds = 0;
+	double cpu_seconds = 0;  // user + system of the whole process (libfxio's workers too)
+	double lat_p50_us = 0, lat_p99_us = 0, lat_max_us = 0;  // submit to completion
 };
-json peer_bench_doc(const std::string &device, std::uint64_t block, unsigned depth,
+// -o json: schema_version, device, rw, block_bytes, depth, threads, engine,
+// results [{path, ran, reason, bytes, ios, seconds, bytes_per_second,
+// ratio_to_posix, overlapped_slots, cpu_seconds, cpu_seconds_per_gib,
+// latency_us {p50, p99, max}}]
+json peer_bench_doc(const std::string &device, const BenchSpec &spec,
 		    const std::vector<BenchResult> &r);
 std::string text_peer_bench(const json &doc);
 

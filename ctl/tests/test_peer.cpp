@@ -1,5 +1,6 @@
 // fxctl peer: status verdicts over fake facts (text and JSON from one
 // document), and bench through libfxio on a file.
+#include <algorithm>
 #include <doctest/doctest.h>
 
 #include "fakes.hpp"
@@ -132,6 +133,9 @@ TEST_CASE("peer: usage errors")
 	CHECK(h.run({"peer", "bench", "/x", "--block", "1000"}) == 2);
 	CHECK(h.run({"peer", "bench", "/x", "--paths", "posix,fast"}) == 2);
 	CHECK(h.run({"peer", "bench", "/x", "--depth", "0"}) == 2);
+	CHECK(h.run({"peer", "bench", "/x", "--rw", "trim"}) == 2);
+	CHECK(h.run({"peer", "bench", "/x", "--threads", "0"}) == 2);
+	CHECK(h.run({"peer", "bench", "/x", "--threads", "65"}) == 2);
 	CHECK(h.run({"peer", "status", "extra"}) == 2);
 }
 
@@ -167,24 +171,43 @@ static std::string odirect_dir()
 	return {};
 }
 
+// An 8 MiB file of zeros in odirect_dir(), removed with the object. No
+// such directory: the test fails and says so.
+struct BenchFile {
+	BenchFile()
+	{
+		dir = odirect_dir();
+		if (dir.empty())
+			FAIL("no directory here (build tree, $TMPDIR, /var/tmp, /tmp) takes "
+			     "O_DIRECT: set TMPDIR to a disk file system to run this test");
+		std::string tmpl = dir + "/fxctl-peer-bench-XXXXXX";
+		std::vector<char> p(tmpl.begin(), tmpl.end());
+		p.push_back('\0');
+		fd = mkstemp(p.data());
+		REQUIRE(fd >= 0);
+		path = p.data();
+		REQUIRE(ftruncate(fd, 8 << 20) == 0);
+	}
+	~BenchFile()
+	{
+		if (fd >= 0)
+			close(fd);
+		if (!path.empty())
+			unlink(path.c_str());
+	}
+	BenchFile(const BenchFile &) = delete;
+	BenchFile &operator=(const BenchFile &) = delete;
+	std::string dir, path;
+	int fd = -1;
+};
+
 TEST_CASE("peer bench on a file: posix and staged rows, direct says why not")
 {
-	std::string dir = odirect_dir();
-	if (dir.empty())
-		FAIL("no directory here (build tree, $TMPDIR, /var/tmp, /tmp) takes O_DIRECT: "
-		     "set TMPDIR to a disk file system to run this test");
-	std::string tmpl = dir + "/fxctl-peer-bench-XXXXXX";
-	std::vector<char> path(tmpl.begin(), tmpl.end());
-	path.push_back('\0');
-	int fd = mkstemp(path.data());
-	REQUIRE(fd >= 0);
-	REQUIRE(ftruncate(fd, 8 << 20) == 0);
-	close(fd);
+	BenchFile f;
 	Harness h;
-	int rc = h.run({"-o", "json", "peer", "bench", std::string(path.data()), "--size", "8M",
-			"--block", "2M", "--depth", "2"});
-	unlink(path.data());
-	INFO("fxctl peer bench in ", dir, ": ", h.err.str());
+	int rc = h.run({"-o", "json", "peer", "bench", f.path, "--size", "8M", "--block", "2M",
+			"--depth", "2"});
+	INFO("fxctl peer bench in ", f.dir, ": ", h.err.str());
 	REQUIRE(rc == 0);
 	auto doc = nlohmann::json::parse(h.out.str());
 	REQUIRE(doc["results"].size() == 3);
@@ -197,6 +220,34 @@ TEST_CASE("peer bench on a file: posix and staged rows, direct says why not")
 	CHECK(doc["results"][2]["path"] == "direct");
 	if (doc["results"][2]["ran"] == false)  // no /dev/fxblk-peer here
 		CHECK(!doc["results"][2]["reason"].get<std::string>().empty());
+}
+
+TEST_CASE("peer bench: random writes from several threads, CPU and latency per row")
+{
+	BenchFile f;  // zeros
+	Harness h;
+	int rc = h.run({"-o", "json", "peer", "bench", f.path, "--size", "16M", "--block", "1M",
+			"--depth", "2", "--threads", "3", "--rw", "randwrite", "--paths",
+			"posix,staged"});
+	// what was written: the bench's pattern (not zeros) somewhere in the file
+	std::vector<char> back(8 << 20);
+	REQUIRE(pread(f.fd, back.data(), back.size(), 0) == static_cast<ssize_t>(back.size()));
+	INFO("fxctl peer bench in ", f.dir, ": ", h.err.str());
+	REQUIRE(rc == 0);
+	CHECK(std::any_of(back.begin(), back.end(), [](char c) { return c != 0; }));
+	auto doc = nlohmann::json::parse(h.out.str());
+	CHECK(doc["rw"] == "randwrite");
+	CHECK(doc["threads"] == 3);
+	REQUIRE(doc["results"].size() == 2);
+	for (const auto &r : doc["results"]) {
+		INFO(r.dump());
+		CHECK(r["ran"] == true);
+		CHECK(r["bytes"] == 8 << 20);  // --size is cut to the file's 8 MiB
+		CHECK(r["ios"] == 8);          // 8 blocks shared by 3 threads: 2, 3, 3
+		CHECK(r["latency_us"]["p50"].get<double>() > 0);
+		CHECK(r["latency_us"]["p99"].get<double>() >= r["latency_us"]["p50"].get<double>());
+		CHECK(r["cpu_seconds_per_gib"].is_number());
+	}
 }
 
 // ---- topology: a fake /sys with a PCIe switch, a second root port and a

@@ -129,5 +129,16 @@ expect_eq "$(jqr '.results[1].bytes')" 8388608 "bench staged bytes"
 # 2-slot pool, so a pipeline often waits for a slot until its copy is done.
 log "bench: staged overlapped slots $(jqr '.results[1].overlapped_slots')"
 fx_run fxctl peer bench t41 --size 8M --block 1M --depth 2
+# gdsio's other modes: random reads from 4 threads (each its own handle);
+# a write mode refuses a block device without --yes, and writes with it
+fx_json fxctl -o json peer bench t41 --rw randread --threads 4 --size 8M --block 1M --depth 2 \
+	--paths posix,staged
+expect_eq "$(jqr '[.results[] | "\(.path):\(.bytes):\(.ios)"] | join(" ")')" \
+	"posix:8388608:8 staged:8388608:8" "bench randread x4 threads: bytes and I/Os per path"
+expect_match "$(jqr '.results[1].latency_us.p99')" '^[0-9.]+$' "bench randread: p99 latency"
+fx_expect_fail --msg "overwrites the first 8 MiB of /dev/fx[0-9]+, whose data is then lost; add --yes" \
+	fxctl peer bench t41 --rw write --size 8M --block 1M
+fx_run fxctl peer bench t41 --rw write --yes --size 8M --block 1M --threads 2 --paths posix,staged
+expect_match "$FX_OUT" "sequential writes of 1 MiB at depth 4 x 2 threads" "bench write with --yes"
 exec 7<&-
 pass "libfxio data both ways on posix and staged paths, peer status and bench"
