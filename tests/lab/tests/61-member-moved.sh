@@ -18,6 +18,9 @@
 #  - update again (t61 running) has nothing to do and says so; rename
 #    refuses while t61 runs (exit 4); `fxctl rename t61 t61b` rewrites the labels (generation 3), t61 is then no name fxctl
 #    knows and t61b assembles with the same data.
+#  - review M5: member 0 given an MBR with one partition (busybox fdisk):
+#    create refuses the partition (members are whole namespaces) and the
+#    whole disk (it carries a partition table), writing nothing.
 # Negative control break=noupdate: no update --identity, so assemble must
 # refuse and the test fails there.
 . /lab/lib.sh
@@ -103,4 +106,14 @@ fx_run fxctl assemble t61b
 DEV=$(fxdev t61b) || fail "no /dev/fxN named t61b"
 expect_eq "$(dd if="$DEV" bs=1M count=8 iflag=direct status=none | md5sum | cut -d' ' -f1)" "$SUM" "data of t61b"
 fx_run fxctl remove t61b
-pass "a moved member is refused until update --identity (old and new shown, generation 2); rename keeps the data (generation 3)"
+
+log "M5: a partition is no member; a disk with a partition table is not empty"
+P=${M[0]}
+printf 'o\nn\np\n1\n\n+16M\nw\n' | fdisk "$P" >/dev/null 2>&1
+blockdev --rereadpt "$P" 2>/dev/null
+fl_wait 10 test -b "${P}p1" || fail "fdisk made no ${P}p1"
+fx_expect_fail --msg "${P}p1 is a partition of ${P#/dev/}: fxblk members are whole namespaces.*nothing was written" \
+	fxctl create t61p --chunk 64K "${P}p1" "${M[1]}"
+fx_expect_fail --msg "$P is not empty: it carries .*partition" fxctl create t61p --chunk 64K "$P" "${M[1]}"
+fx_expect_fail --rc 3 --msg "not an fxblk member" fxctl examine "${M[1]}"
+pass "a moved member is refused until update --identity (old and new shown, generation 2); rename keeps the data (generation 3); partitions refused"
