@@ -1,5 +1,5 @@
 #!/bin/bash
-# lab: kernels=6.1,6.12 quick=6.1,6.12 members=4 size-mb=64 timeout=600
+# lab: kernels=6.1,6.12 quick=6.12 members=4 size-mb=64 timeout=600
 # lab-break: break=noupdate ~ 'fxctl assemble t61' exited
 # A member whose target moved (admin guide, "Rename a volume, re-record a
 # member that moved"; issue 19, review M4), over the real fabric:

@@ -1,5 +1,5 @@
 #!/bin/bash
-# lab: kernels=6.1,6.12 quick=6.1,6.12 members=3 size-mb=64 timeout=400
+# lab: kernels=6.1,6.12 quick=6.12 members=3 size-mb=64 timeout=400
 # lab-break: break=noref ~ discovery controllers created by connect-all: got
 # fxctl connect-all through a discovery controller (issue 19, M7: "discovery
 # entries and their referrals"), against nvmet's real discovery service:
