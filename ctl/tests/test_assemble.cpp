@@ -152,6 +152,41 @@ TEST_CASE("assemble refuses a member whose primary label was overwritten")
 	CHECK(h.members.writes == order);  // its label written again, with the others'
 }
 
+TEST_CASE("assemble names a missing member's namespace when it is present without its label")
+{
+	Stopped h;
+	// mkfs.ext4 over all of nvme0n1 (member 1): both label copies gone
+	h.members.labels["/dev/nvme0n1"] = label::MemberLabel{};
+	h.members.sigs["/dev/nvme0n1"] = {{"ext4", "filesystem", 1080}};
+	CHECK(h.run({"assemble", "kv"}) == 3);
+	CHECK(has(h.err.str(), "member 1 of 4 is missing: "));
+	CHECK(has(h.err.str(), "; its namespace is present as nvme0n1 without an fxblk label "
+			       "(libblkid finds ext4 filesystem signature at byte 1080): its labels "
+			       "were overwritten or wiped; 'fxctl examine /dev/nvme0n1'"));
+	// zeroed: nothing found on it either
+	h.members.sigs.erase("/dev/nvme0n1");
+	CHECK(h.run({"assemble", "kv"}) == 3);
+	CHECK(has(h.err.str(), "without an fxblk label (no other signature either: zeroed?)"));
+	// another volume's create took it
+	label::MemberLabel other;
+	other.label = h.label(1);
+	other.label->volume_name = "other";
+	other.label->volume_uuid[0] ^= 0xff;
+	other.label->member_index = 0;
+	h.members.labels["/dev/nvme0n1"] = other;
+	CHECK(h.run({"assemble", "kv"}) == 3);
+	CHECK(has(h.err.str(), "its namespace is present as nvme0n1, which now carries a label of "
+			       "\"other\""));
+	// gone for real: the plain sentence
+	h.members.labels.erase("/dev/nvme0n1");
+	h.members.ids["nvme0n1"] = h.members.identity("nvme9n9");
+	CHECK(h.run({"assemble", "kv"}) == 3);
+	CHECK(has(h.err.str(), "member 1 of 4 is missing: "));
+	CHECK(!has(h.err.str(), "its namespace is present"));
+	CHECK(h.state.creates.empty());
+	CHECK(h.members.writes.empty());
+}
+
 TEST_CASE("incremental starts a volume when its last member appears, and only once")
 {
 	Stopped h;
