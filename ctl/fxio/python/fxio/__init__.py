@@ -20,8 +20,8 @@ File.last_path / File.last_reason (this thread's last synchronous I/O on
 the file), IoFuture.path / .reason (one async I/O), File.stats().
 """
 
-import builtins
 import concurrent.futures
+import ctypes
 import errno
 import os
 import threading
@@ -57,14 +57,15 @@ def properties():
 
 
 def _runtime_loaded(lib):
-    """Whether a shared library whose file name starts with @lib is mapped
-    into this process (any soname version: libamdhip64.so.6 too)."""
+    """Whether the runtime @lib is loaded in this process, asked as libfxio
+    asks before FXIO_BUF_AUTO consults it (runtime_in_process: dlopen with
+    RTLD_NOLOAD, so nothing is loaded): when this says yes, libfxio's AUTO
+    sees the same runtime and can tell device memory from host memory."""
     try:
-        with builtins.open("/proc/self/maps") as m:
-            return any(os.path.basename(line.split()[-1]).startswith(lib)
-                       for line in m if "/" in line)
+        ctypes.CDLL(lib, mode=os.RTLD_NOLOAD | os.RTLD_NOW)
     except OSError:
         return False
+    return True
 
 
 def _torch_span(buf):
@@ -103,17 +104,8 @@ def _cai_span(buf, writable):
     ptr, readonly = cai["data"]
     if writable and readonly:
         raise ValueError("fxio: the buffer is read-only")
-    shape, item = tuple(cai["shape"]), int(cai["typestr"][2:])
-    n = item
-    for d in shape:
-        n *= d
-    strides = cai.get("strides")
-    if strides is not None:
-        want = item
-        for d, st in reversed(list(zip(shape, strides))):
-            if d != 1 and st != want:
-                raise ValueError("fxio: the __cuda_array_interface__ array is not C-contiguous")
-            want *= d
+    n = _dlpack.c_nbytes(tuple(cai["shape"]), cai.get("strides"), int(cai["typestr"][2:]),
+                         "__cuda_array_interface__ array")
     if not (_runtime_loaded("libamdhip64.so") or _runtime_loaded("libascendcl.so")):
         raise ValueError("fxio: an object with __cuda_array_interface__, and no HIP or "
                          "AscendCL runtime in this process to say what memory it is; "

@@ -45,6 +45,22 @@ def device_name(kind):
     return NAMES.get(kind, "device type %d" % kind)
 
 
+def c_nbytes(shape, byte_strides, item, what):
+    """Bytes of an array of @shape with @item-byte elements, whose strides
+    in bytes (None: compact row-major) must be C order: ValueError naming
+    @what otherwise. A dimension of extent 1 may have any stride."""
+    if byte_strides is not None:
+        want = item
+        for d, st in zip(reversed(shape), reversed(byte_strides)):
+            if d != 1 and st != want:
+                raise ValueError("fxio: the %s is not C-contiguous" % what)
+            want *= d
+    n = item
+    for d in shape:
+        n *= d
+    return n
+
+
 def borrow(obj):
     """(address, nbytes, device_type, capsule) of a C-contiguous DLPack
     tensor; the capsule must stay referenced while the memory is used."""
@@ -55,13 +71,7 @@ def borrow(obj):
     t = _Tensor.from_address(ptr)
     shape = [t.shape[i] for i in range(t.ndim)]
     item = (t.dtype.bits * t.dtype.lanes + 7) // 8
-    if t.strides:  # NULL: compact row-major (DLPack < 1.0 allows it)
-        want = 1
-        for i in reversed(range(t.ndim)):
-            if shape[i] != 1 and t.strides[i] != want:
-                raise ValueError("fxio: the DLPack tensor is not C-contiguous")
-            want *= shape[i]
-    n = item
-    for s in shape:
-        n *= s
+    # strides in elements; NULL: compact row-major (DLPack < 1.0 allows it)
+    strides = [t.strides[i] * item for i in range(t.ndim)] if t.strides else None
+    n = c_nbytes(shape, strides, item, "DLPack tensor")
     return (t.data or 0) + t.byte_offset, n, t.device.device_type, capsule
