@@ -189,69 +189,69 @@ Outcome start(Ctx &ctx, Plan &p, const std::optional<std::string> &rewrite_owner
 	}
 }
 
-// What became of a missing member's namespace, when it is present without
-// the label (mkfs or dd over both copies, or another volume's create): the
-// labels record its identity, so it can be named. "" when it is not here.
-std::string missing_namespace(const Ctx &ctx, const label::MemberId &want)
+// What is on the namespace @name that a missing member's identity names
+// but no label claims (mkfs or dd over both label copies, fxctl wipe, or
+// another volume's create).
+std::string missing_namespace(const Ctx &ctx, const std::string &name)
 {
-	for (const auto &name : ctx.env.blockdevs().present_disks()) {
-		try {
-			if (ctx.env.members().identity(name) != want)
-				continue;
-		} catch (const std::exception &) {
-			continue;  // no NVMe identity (not a namespace)
-		}
-		const std::string dev = "/dev/" + name;
-		std::string what;
-		try {
-			label::MemberLabel ml = ctx.env.members().read_label(dev);
-			if (ml.label)
-				return fmt::format("its namespace is present as {}, which now carries a "
-						   "label of {} (member {}): it was reused",
-						   name, volume_object(*ml.label), ml.label->member_index);
-			for (const auto &sig : ctx.env.members().signatures(dev))
-				what += (what.empty() ? "" : ", ") + describe(sig);
-		} catch (const std::exception &e) {
-			return fmt::format("its namespace is present as {}, unreadable: {}", name,
-					   e.what());
-		}
-		return fmt::format("its namespace is present as {} without an fxblk label ({}): "
-				   "its labels were overwritten or wiped; 'fxctl examine {}'",
-				   name, what.empty() ? "no other signature either: zeroed?"
-						      : "libblkid finds " + what,
-				   dev);
+	const std::string dev = "/dev/" + name;
+	std::string what;
+	try {
+		label::MemberLabel ml = ctx.env.members().read_label(dev);
+		if (ml.label)
+			return fmt::format("its namespace is present as {}, which now carries a "
+					   "label of {} (member {}): it was reused",
+					   name, volume_object(*ml.label), ml.label->member_index);
+		for (const auto &sig : ctx.env.members().signatures(dev))
+			what += (what.empty() ? "" : ", ") + describe(sig);
+	} catch (const std::exception &e) {
+		return fmt::format("its namespace is present as {}, unreadable: {}", name, e.what());
 	}
-	return {};
+	return fmt::format("its namespace is present as {} without an fxblk label ({}): "
+			   "its labels were overwritten or wiped; 'fxctl examine {}'",
+			   name, what.empty() ? "no other signature either: zeroed?"
+					      : "libblkid finds " + what,
+			   dev);
 }
 
-// Says, for each missing member whose namespace is present without its
-// label, what is on it now (the plan saw labelled devices only).
-void explain_missing(const Ctx &ctx, Plan &p)
+// Refuses @p (exit 3 when a member is missing, else 1). A missing member
+// whose namespace is present without its label (the plan saw labelled
+// devices only) is named first, with what is on it now: each present
+// disk's identity is read once.
+[[noreturn]] void refuse(const Ctx &ctx, Plan p)
 {
-	for (std::uint32_t i : p.missing) {
-		if (i >= p.reference.members.size())
-			continue;
-		std::string more = missing_namespace(ctx, p.reference.members[i]);
-		if (more.empty())
-			continue;
+	// the sentence plan_volume wrote for missing member @i, told more
+	auto tell = [&p](std::uint32_t i, const std::string &more) {
 		std::string head = fmt::format("member {} of {} is missing", i,
 					       p.reference.member_count);
 		for (auto &why : p.problems)
 			if (why.rfind(head, 0) == 0) {
 				why += "; " + more;
-				break;
+				return;
 			}
+	};
+	const auto &ids = p.reference.members;
+	for (const auto &name : p.missing.empty() ? std::vector<std::string>()
+						  : ctx.env.blockdevs().present_disks()) {
+		label::MemberId id;
+		try {
+			id = ctx.env.members().identity(name);
+		} catch (const std::exception &) {
+			continue;  // no NVMe identity (not a namespace)
+		}
+		for (std::uint32_t i : p.missing)
+			if (i < ids.size() && ids[i] == id)
+				tell(i, missing_namespace(ctx, name));
 	}
+	refuse(p);
 }
 
 // A complete plan: refused with its problems, or warned about and started
 // (or found running), and reported. assemble NAME and incremental end here.
 int run_plan(Ctx &ctx, Plan p, const std::optional<std::string> &rewrite_owner = std::nullopt)
 {
-	if (!p.ok()) {
-		explain_missing(ctx, p);
-		refuse(p);
-	}
+	if (!p.ok())
+		refuse(ctx, p);
 	warn(ctx, p);
 	Outcome o = start(ctx, p, rewrite_owner);
 	ctx.print(plan_doc(p, o.status, &o.volume), outcome_text(p, o));
@@ -591,10 +591,8 @@ int cmd_assemble(Ctx &ctx)
 		}
 		Plan p = *match.front();
 		auto lock = lock_plan(ctx, p, force);
-		if (!p.ok()) {
-			explain_missing(ctx, p);
-			refuse(p);
-		}
+		if (!p.ok())
+			refuse(ctx, p);
 		if (auto why = not_ours(pol, p.reference); !why.empty() && !import)
 			throw Error("cannot assemble " + why, errno_error(EREMOTE));
 		bool rewrite = import;
