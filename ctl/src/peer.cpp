@@ -309,14 +309,16 @@ json peer_bench_doc(const std::string &device, const BenchSpec &spec,
 	return doc;
 }
 
+// --rw's modes, and what the text output calls them
+static const std::map<std::string, std::string> bench_modes = {
+	{"read", "sequential reads"}, {"write", "sequential writes"},
+	{"randread", "random reads"}, {"randwrite", "random writes"}};
+
 std::string text_peer_bench(const json &doc)
 {
-	static const std::map<std::string, std::string> what = {
-		{"read", "sequential reads"}, {"write", "sequential writes"},
-		{"randread", "random reads"}, {"randwrite", "random writes"}};
 	std::string s = fmt::format(
 		"{}: {} of {} at depth {} x {} thread{}, host engine\n\n",
-		doc["device"].get<std::string>(), what.at(doc["rw"].get<std::string>()),
+		doc["device"].get<std::string>(), bench_modes.at(doc["rw"].get<std::string>()),
 		format_size(doc["block_bytes"].get<std::uint64_t>()), doc["depth"].get<unsigned>(),
 		doc["threads"].get<unsigned>(), doc["threads"].get<unsigned>() == 1 ? "" : "s");
 	s += fmt::format("{:<7} {:>9} {:>7} {:>7} {:>8} {:>9} {:>9} {:>9}  {}\n", "PATH", "MiB/s",
@@ -562,8 +564,7 @@ int cmd_peer_bench(Ctx &ctx)
 		throw UsageError("peer bench: --depth must be 1..64");
 	if (spec.threads == 0 || spec.threads > 64)
 		throw UsageError("peer bench: --threads must be 1..64");
-	if (spec.rw != "read" && spec.rw != "write" && spec.rw != "randread" &&
-	    spec.rw != "randwrite")
+	if (!bench_modes.count(spec.rw))
 		throw UsageError(fmt::format("peer bench: unknown --rw '{}' (read, write, randread, "
 					     "randwrite)", spec.rw));
 	if (spec.total < spec.block)
