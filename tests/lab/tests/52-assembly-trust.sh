@@ -32,13 +32,7 @@
 # events, break=nomkfs leaves member 1 a member, break=owner leaves the labels
 # owned by this host.
 . /lab/lib.sh
-BREAK=
-for a in "$@"; do
-	case $a in
-	break=change|break=nomkfs|break=owner) BREAK=${a#*=} ;;
-	*) fail "unknown argument '$a' (break=change|nomkfs|owner)" ;;
-	esac
-done
+fx_breaks change nomkfs owner -- "$@"
 [ "${FX_UDEV:-0}" = 1 ] || fail "udevd is not running: the header needs 'udev' (tests/lab/run --udev)"
 fx_load
 read -r -a M <<< "$FX_MEMBERS"

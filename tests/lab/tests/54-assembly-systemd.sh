@@ -28,13 +28,7 @@
 # wrapper at /usr/sbin/fxctl), as fxctl did before: B does not assemble.
 . /lab/lib.sh
 . /lab/faults.sh
-BREAK=
-for a in "$@"; do
-	case $a in
-	break=global) BREAK=global ;;
-	*) fail "unknown argument '$a' (break=global)" ;;
-	esac
-done
+fx_breaks global -- "$@"
 [ "${FX_UDEV:-0}" = 1 ] || fail "udevd is not running: the header needs 'udev' (tests/lab/run --udev)"
 UNIT=/lab/files/fxblk-assemble@.service
 [ -f "$UNIT" ] || fail "no $UNIT (header file=)"

@@ -38,13 +38,7 @@
 . /lab/lib.sh
 fx_crash_setup
 [ "$FX_BOOTS" = 2 ] || fail "needs --boots 2 (FX_BOOTS='$FX_BOOTS')"
-BREAK=
-for a in "$@"; do
-	case $a in
-	break=nofua|break=nofsync) BREAK=${a#*=} ;;
-	*) fail "unknown argument '$a' (break=nofua|nofsync)" ;;
-	esac
-done
+fx_breaks nofua nofsync -- "$@"
 PT=/lab/modules/peer-test
 [ -x $PT ] || fail "$PT missing (tests/lab/modules/build.sh builds it)"
 DBG=/sys/kernel/debug/fxblk/peerq
