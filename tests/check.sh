@@ -628,6 +628,7 @@ pool_add "selftest: lab fails a --boots 2 run whose boot 1 does not crash" 300 "
 pool_add "selftest: lab boots again after a stall before fxblk loads, not after" 300 "$ST" stall "$st_kernel"
 pool_add "selftest: lab's fx_settle retries a slow udev event once, fails a stuck one" 300 "$ST" settle 6.12
 pool_add "selftest: lab boots again after a stale int3 (TCG), not a real one" 60 "$ST" int3
+pool_add "selftest: lab boots again after a spurious #DB (TCG), not another problem" 150 "$ST" db 6.12
 
 if printf '%s\n' "${POOL_NAMES[@]}" | grep -Eq '^(lab|selftest)'; then
 	FILTER= t "lab: build module + fxctl for the lab" lab_build

@@ -24,6 +24,12 @@
 #                                               console excerpt: retried; with the int3 still in
 #                                               the text, an earlier WARNING or a reported status:
 #                                               not retried
+#   tests/lab/selftest/run.sh db      [KERNEL]  run's spurious-#DB classifier over CI's lab 61
+#                                               excerpt: retried; with another WARNING, an I/O error,
+#                                               no end marker, another WARNING site or a kernel GPF:
+#                                               not retried; then two VMs (db-boot.sh) that log
+#                                               the excerpt: with an I/O error too -> exit 1, no
+#                                               second boot; alone -> boots again, NOTE, exit 0
 #   tests/lab/selftest/run.sh settle  [KERNEL]  --udev: lib.sh's fx_settle against a RUN+= program
 #                                               that sleeps 20 s (must fail twice, naming it) and
 #                                               one of 6 s (must pass on the retry, with a NOTE)
@@ -34,7 +40,7 @@
 set -uo pipefail
 HERE=$(cd "$(dirname "$(readlink -f "$0")")" && pwd)
 TOP=$(cd "$HERE/../../.." && pwd)
-CASE=${1:?usage: run.sh warn|status|timeout|panic|ioerr|ioerr-allowed|taint|crash|nocrash|known|stall|settle [KERNEL]}
+CASE=${1:?usage: run.sh warn|status|timeout|panic|ioerr|ioerr-allowed|taint|crash|nocrash|known|stall|settle|int3|db [KERNEL]}
 KS=${2:-6.1}
 CACHE=${FXBLK_CACHE:-/var/cache/fxblk}
 . "$CACHE/kernels.env"
@@ -180,6 +186,47 @@ int3)
 	judge 1 "a run that reported its status would have booted again"
 	echo "selftest int3: OK: a stale int3 (TCG) boots once more; a real one, an earlier problem or a finished script do not"
 	exit 0
+	;;
+db)
+	# No VM: tests/lab/run's own classifier (spurious_db) over a console
+	# excerpt of lab 61 on 6.12 in CI's run of 2026-12-05 (db-spurious.console:
+	# the lines CI printed - the WARNING, its header, the user GPF - with the
+	# trace's middle and its end marker as 6.12's __warn prints them, since
+	# CI shows only a failure's first lines) and variations it must not
+	# boot again for.
+	eval "$(sed -n '/^HARD=/p; /^IOERR=/p; /^spurious_db() {/,/^}/p' "$RUN")"
+	T=$(mktemp -d)
+	trap 'rm -rf "$T" "$OUT"' EXIT
+	F=$HERE/db-spurious.console
+	judge() {	# judge 0 (retry) | 1 (fail the run) WHAT
+		local got=1
+		spurious_db && got=0
+		[ "$got" = "$1" ] || { echo "selftest db: FAILED: $2"; exit 1; }
+	}
+	echo "FXLAB status 1" > "$T/results"
+	cp "$F" "$T/console"
+	judge 0 "the #DB warning of the excerpt (and the user GPF after it) was not recognised"
+	{ cat "$F"; echo "[   40.000000] WARNING: CPU: 0 PID: 9 at drivers/block/fxblk/fxblk_io.c:10 fxblk_end_io+0x1/0x2 [fxblk]"; } > "$T/console"
+	judge 1 "a second WARNING outside the #DB report would have been hidden by the second boot"
+	{ cat "$F"; echo "[   40.000000] I/O error, dev fx0, sector 8 op 0x1:(WRITE) flags 0x0 phys_seg 1 prio class 0"; } > "$T/console"
+	judge 1 "an I/O error would have been hidden by the second boot"
+	grep -v 'end trace' "$F" > "$T/console"
+	judge 1 "a report without its end marker was taken as complete"
+	sed 's/exc_debug_kernel+0xca/exc_page_fault+0xca/; s/traps.c:1120 exc_debug_kernel/fault.c:1120 exc_page_fault/' "$F" > "$T/console"
+	judge 1 "a WARNING that is not exc_debug_kernel's was taken for the emulator's #DB"
+	{ cat "$F"; echo "[   41.000000] Oops: general protection fault, probably for non-canonical address 0xdead000000000100: 0000 [#1] PREEMPT SMP NOPTI"; } > "$T/console"
+	judge 1 "a kernel general protection fault was taken for a user one"
+	# The same through a VM: run's retry branch, the second boot judged
+	"$RUN" --kernel "$KS" --no-fabric --no-build --timeout 300 --file "$F" -- "$HERE/db-boot.sh" other 2>&1 | tee "$OUT"
+	rc=${PIPESTATUS[0]}
+	! grep -q 'booting once more' "$OUT" && [ "$rc" = 1 ] && grep -q 'I/O error, dev fx0.*fxlab-selftest' "$OUT" ||
+		{ echo "selftest db: with an I/O error besides the #DB: exit $rc, not 1 naming it without a second boot"; exit 1; }
+	"$RUN" --kernel "$KS" --no-fabric --no-build --timeout 300 --file "$F" -- "$HERE/db-boot.sh" 2>&1 | tee "$OUT"
+	rc=${PIPESTATUS[0]}
+	grep -q '^lab:   first boot: .*exc_debug_kernel' "$OUT" || { echo "selftest db: the retry did not show the first boot's #DB"; exit 1; }
+	grep -q 'db-boot: attempt 2, done' "$OUT" || { echo "selftest db: no second boot"; exit 1; }
+	check 0 '^NOTE: lab: a single-step #DB the kernel did not ask for .*booting once more' \
+		"a spurious single-step #DB (TCG) boots once more, saying NOTE; with another problem in the log it does not"
 	;;
 nocrash)
 	"$RUN" --kernel "$KS" --members 1 --size-mb 64 --persist --boots 2 --no-build --timeout 300 \
