@@ -56,6 +56,19 @@ check() {	# check WANT_RC REGEX DESC: judge the run's status and output
 	echo "selftest $CASE: FAILED: expected exit $1 and /$2/ in the output, got exit $rc"
 	exit 1
 }
+# classifier FN: load tests/lab/run's patterns and FN (a retry classifier)
+# for a no-VM case over console excerpts in $T; judge 0|1 WHAT: FN must
+# answer 0 (boot again) or 1 (judge the run) for what is in $T now
+classifier() {
+	eval "$(sed -n "/^HARD=/p; /^IOERR=/p; /^$1() {/,/^}/p" "$RUN")"
+	CLASSIFY=$1 T=$(mktemp -d)
+	trap 'rm -rf "$T" "$OUT"' EXIT
+}
+judge() {
+	local got=1
+	"$CLASSIFY" && got=0
+	[ "$got" = "$1" ] || { echo "selftest $CASE: FAILED: $2"; exit 1; }
+}
 case $CASE in
 warn|crash)
 	# per case: make check runs warn and crash at the same time
@@ -167,15 +180,8 @@ int3)
 	# excerpt (int3-stale.console: lab 29 on 6.12.117 in CI's run of
 	# 2026-12-03, "Oops: int3" in __schedule on a patched-back NOP, the VM
 	# dead) and three variations it must not boot again for.
-	eval "$(sed -n '/^HARD=/p; /^stale_int3() {/,/^}/p' "$RUN")"
-	T=$(mktemp -d)
-	trap 'rm -rf "$T" "$OUT"' EXIT
+	classifier stale_int3
 	F=$HERE/int3-stale.console
-	judge() {	# judge 0 (retry) | 1 (fail the run) WHAT
-		local got=1
-		stale_int3 && got=0
-		[ "$got" = "$1" ] || { echo "selftest int3: FAILED: $2"; exit 1; }
-	}
 	cp "$F" "$T/console"; : > "$T/results"
 	judge 0 "the stale int3 of the excerpt was not recognised"
 	sed 's/ 0f <1f> / cc <1f> /' "$F" > "$T/console"
@@ -194,15 +200,8 @@ db)
 	# trace's middle and its end marker as 6.12's __warn prints them, since
 	# CI shows only a failure's first lines) and variations it must not
 	# boot again for.
-	eval "$(sed -n '/^HARD=/p; /^IOERR=/p; /^spurious_db() {/,/^}/p' "$RUN")"
-	T=$(mktemp -d)
-	trap 'rm -rf "$T" "$OUT"' EXIT
+	classifier spurious_db
 	F=$HERE/db-spurious.console
-	judge() {	# judge 0 (retry) | 1 (fail the run) WHAT
-		local got=1
-		spurious_db && got=0
-		[ "$got" = "$1" ] || { echo "selftest db: FAILED: $2"; exit 1; }
-	}
 	echo "FXLAB status 1" > "$T/results"
 	cp "$F" "$T/console"
 	judge 0 "the #DB warning of the excerpt (and the user GPF after it) was not recognised"
