@@ -59,8 +59,9 @@ std::unique_ptr<CopyEngine> load_hip_engine(std::string &why);
 std::unique_ptr<CopyEngine> load_acl_engine(std::string &why);
 std::vector<EngineInfo> probe_engines();
 // Whether the runtime of @kind (FXIO_BUF_HIP, _ACL) is already mapped in the
-// process (dlopen RTLD_NOLOAD): FXIO_BUF_AUTO asks only such a runtime, so a
-// process that never used one does not start it.
+// process, under its name or a versioned one (libamdhip64.so.6; found with
+// dl_iterate_phdr): FXIO_BUF_AUTO asks only such a runtime, so a process
+// that never used one does not start it.
 bool runtime_in_process(unsigned kind);
 
 }  // namespace fxio

@@ -9,9 +9,12 @@
 #include "fxio.h"
 
 #include <cerrno>
-#include <dlfcn.h>
 #include <deque>
+#include <dlfcn.h>
+#include <initializer_list>
+#include <link.h>
 #include <string>
+#include <string_view>
 
 namespace fxio {
 namespace {
@@ -257,22 +260,75 @@ const VendorOps ops = {
 };
 }  // namespace acl
 
-std::unique_ptr<Dl> open_runtime(const char *lib, std::string &why)
+// The path of a runtime library already mapped in this process: its file
+// name is @lib or @lib followed by a version (libamdhip64.so.6.4.60400).
+// dlopen(lib, RTLD_NOLOAD) would not find it: glibc matches a bare name
+// against the names objects were loaded by and their DT_SONAME, and a
+// process that has HIP through DT_NEEDED (libtorch_hip.so, an application
+// linked with hipcc) loaded it as libamdhip64.so.6, its SONAME (ROCm/clr:
+// SOVERSION is the major version), while the unversioned name is only the
+// development symlink.
+std::string mapped_runtime(const char *lib)
 {
-	auto dl = std::make_unique<Dl>(lib);
-	if (!dl->h) {
-		const char *e = dlerror();
-		why = std::string(lib) + " not loadable: " + (e ? e : "unknown error");
-		return nullptr;
+	struct Want {
+		std::string_view lib;
+		std::string path;
+	} w{lib, {}};
+	dl_iterate_phdr(
+		[](dl_phdr_info *info, std::size_t, void *data) {
+			auto *w = static_cast<Want *>(data);
+			std::string_view path = info->dlpi_name ? info->dlpi_name : "";
+			std::string_view base = path.substr(path.rfind('/') + 1);
+			if (base.substr(0, w->lib.size()) != w->lib)
+				return 0;
+			std::string_view ver = base.substr(w->lib.size());
+			if (!ver.empty() && (ver.size() < 2 || ver[0] != '.' ||
+					     ver.find_first_not_of("0123456789.") != std::string_view::npos))
+				return 0;
+			w->path = path;
+			return 1;
+		},
+		&w);
+	return w.path;
+}
+
+// The runtime the process already has (by its own path), else the first of
+// @lib and its versioned names (@versions: ".7", ".6", ...) that loads:
+// without ROCm's development package only the versioned file exists.
+std::unique_ptr<Dl> open_runtime(const char *lib, std::initializer_list<const char *> versions,
+				 std::string &why)
+{
+	std::string mapped = mapped_runtime(lib);
+	if (!mapped.empty()) {
+		auto dl = std::make_unique<Dl>(mapped.c_str());
+		if (dl->h)
+			return dl;
 	}
-	return dl;
+	std::string first;
+	auto attempt = [&](const std::string &name) -> std::unique_ptr<Dl> {
+		auto dl = std::make_unique<Dl>(name.c_str());
+		if (dl->h)
+			return dl;
+		if (first.empty()) {
+			const char *e = dlerror();
+			first = e ? e : "unknown error";
+		}
+		return nullptr;
+	};
+	if (auto dl = attempt(lib))
+		return dl;
+	for (const char *v : versions)
+		if (auto dl = attempt(std::string(lib) + v))
+			return dl;
+	why = std::string(lib) + " not loadable: " + first;
+	return nullptr;
 }
 
 }  // namespace
 
 std::unique_ptr<CopyEngine> load_hip_engine(std::string &why)
 {
-	auto dl = open_runtime("libamdhip64.so", why);
+	auto dl = open_runtime("libamdhip64.so", {".7", ".6", ".5"}, why);
 	if (!dl)
 		return nullptr;
 	std::string missing;
@@ -302,7 +358,7 @@ std::unique_ptr<CopyEngine> load_hip_engine(std::string &why)
 
 std::unique_ptr<CopyEngine> load_acl_engine(std::string &why)
 {
-	auto dl = open_runtime("libascendcl.so", why);
+	auto dl = open_runtime("libascendcl.so", {}, why);
 	if (!dl)
 		return nullptr;
 	std::string missing;
@@ -340,12 +396,7 @@ bool runtime_in_process(unsigned kind)
 {
 	const char *lib = kind == FXIO_BUF_HIP ? "libamdhip64.so" :
 			  kind == FXIO_BUF_ACL ? "libascendcl.so" : nullptr;
-	if (!lib)
-		return false;
-	void *h = dlopen(lib, RTLD_NOW | RTLD_NOLOAD);
-	if (h)
-		dlclose(h);
-	return h != nullptr;
+	return lib && !mapped_runtime(lib).empty();
 }
 
 std::vector<EngineInfo> probe_engines()

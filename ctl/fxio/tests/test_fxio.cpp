@@ -9,6 +9,7 @@
 #include "fxio.h"
 #include "library.hpp"
 #include "pipeline.hpp"
+#include "temp_disk.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -1055,37 +1056,6 @@ TEST_CASE("C API: fxio_open_fd refuses a bad fd (EBADF), a non-disk, unknown fla
 }
 
 // ---- honest reporting: per calling thread, the precise text, every event ------
-
-namespace {
-
-// A 1 MiB file for the C API, or "" when the build tree's file system has
-// no O_DIRECT (then the caller prints SKIP).
-struct TempDisk {
-	TempDisk()
-	{
-		char tmpl[] = "fxio-test-XXXXXX";
-		int fd = mkstemp(tmpl);
-		REQUIRE(fd >= 0);
-		REQUIRE(ftruncate(fd, 1 << 20) == 0);
-		close(fd);
-		path = tmpl;
-		int r = fxio_open(path.c_str(), O_RDWR, &h);
-		if (r == -EINVAL)
-			h = nullptr;
-		else
-			REQUIRE(r == 0);
-	}
-	~TempDisk()
-	{
-		if (h)
-			fxio_close(h);
-		unlink(path.c_str());
-	}
-	std::string path;
-	fxio_handle_t h = nullptr;
-};
-
-}  // namespace
 
 TEST_CASE("C API: FXIO_BUF_AUTO with no GPU runtime in the process is host memory")
 {

@@ -23,6 +23,7 @@ the file), IoFuture.path / .reason (one async I/O), File.stats().
 import concurrent.futures
 import ctypes
 import errno
+import io
 import os
 import threading
 from collections import namedtuple
@@ -57,15 +58,25 @@ def properties():
 
 
 def _runtime_loaded(lib):
-    """Whether the runtime @lib is loaded in this process, asked as libfxio
-    asks before FXIO_BUF_AUTO consults it (runtime_in_process: dlopen with
-    RTLD_NOLOAD, so nothing is loaded): when this says yes, libfxio's AUTO
-    sees the same runtime and can tell device memory from host memory."""
+    """Whether the runtime @lib is mapped in this process, by the rule
+    libfxio follows before FXIO_BUF_AUTO consults it (runtime_in_process:
+    a mapped file named @lib or @lib plus a version, libamdhip64.so.6 as
+    ROCm installs it; nothing is loaded): when this says yes, libfxio's
+    AUTO sees the same runtime and can tell device memory from host
+    memory."""
     try:
-        ctypes.CDLL(lib, mode=os.RTLD_NOLOAD | os.RTLD_NOW)
+        with io.open("/proc/self/maps") as maps:  # fxio.open is ours
+            for line in maps:
+                fields = line.rstrip("\n").split(None, 5)
+                name = os.path.basename(fields[5]) if len(fields) == 6 else ""
+                ver = name[len(lib):]
+                if name.startswith(lib) and (
+                        not ver or (len(ver) > 1 and ver[0] == "." and
+                                    all(c.isdigit() or c == "." for c in ver))):
+                    return True
     except OSError:
         return False
-    return True
+    return False
 
 
 def _torch_span(buf):

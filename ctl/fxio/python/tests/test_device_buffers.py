@@ -154,3 +154,55 @@ def test_cuda_array_interface(disk):
         a.flags.writeable = False
         with pytest.raises(ValueError, match="read-only"):
             f.read_into(CAIOnly(a), 0)
+
+
+# A process that has the HIP runtime as ROCm installs it (libamdhip64.so.6,
+# loaded by its SONAME; no unversioned libamdhip64.so): the
+# __cuda_array_interface__ array's memory is asked of it and staged through
+# it. The runtime is libfxio's test stand-in (ctl/fxio/tests/fake_amdhip64.c:
+# ROCm 6's prototypes, host memory from hipMalloc reported as device memory);
+# it runs in a child, so this process keeps no HIP runtime.
+HIP_CHILD = r"""
+import ctypes, sys
+import numpy as np
+import fxio
+hip = ctypes.CDLL(sys.argv[1])
+path, n, off = sys.argv[2], 1 << 16, 4096
+assert fxio._runtime_loaded("libamdhip64.so"), "libamdhip64.so.6 not seen as the HIP runtime"
+p = ctypes.c_void_p()
+assert hip.hipMalloc(ctypes.byref(p), ctypes.c_size_t(n)) == 0
+
+
+class CAI:
+    __cuda_array_interface__ = {"version": 3, "shape": (n,), "typestr": "|u1",
+                                "data": (p.value, False), "strides": None}
+
+
+before = hip.fakehip_copies()
+with fxio.open(path, "r") as f:
+    assert f.read_into(CAI(), off) == n
+    print("path", f.last_path)
+print("copies", hip.fakehip_copies() - before)
+got = np.frombuffer((ctypes.c_ubyte * n).from_address(p.value), dtype=np.uint8)
+want = np.frombuffer(open(path, "rb").read()[off:off + n], dtype=np.uint8)
+print("equal", bool(np.array_equal(got, want)))
+"""
+
+
+def test_cuda_array_interface_hip_loaded_by_soname(disk):
+    import os
+    import subprocess
+    import sys
+    fake = os.environ.get("FXIO_FAKE_HIP", "")
+    if not os.path.exists(fake):
+        pytest.fail("SKIP: FXIO_FAKE_HIP (the build's fakehip/libamdhip64.so.6) is not set: "
+                    "run through ctest")
+    assert os.path.basename(fake) == "libamdhip64.so.6"
+    path, _ = disk
+    out = subprocess.run([sys.executable, "-c", HIP_CHILD, fake, str(path)],
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert "path staged" in out.stdout
+    assert "equal True" in out.stdout
+    copies = int(out.stdout.split("copies ")[1].split()[0])
+    assert copies >= 1
