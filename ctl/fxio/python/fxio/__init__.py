@@ -21,7 +21,6 @@ the file), IoFuture.path / .reason (one async I/O), File.stats().
 """
 
 import concurrent.futures
-import ctypes
 import errno
 import io
 import os

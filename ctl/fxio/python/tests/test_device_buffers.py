@@ -10,6 +10,9 @@ memory and has no HIP engine to stage it) and leave no registration behind.
 __cuda_array_interface__ objects follow the Numba specification (version 3:
 shape, typestr, data (pointer, read-only), strides None or in bytes)."""
 import errno
+import os
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -190,9 +193,6 @@ print("equal", bool(np.array_equal(got, want)))
 
 
 def test_cuda_array_interface_hip_loaded_by_soname(disk):
-    import os
-    import subprocess
-    import sys
     fake = os.environ.get("FXIO_FAKE_HIP", "")
     if not os.path.exists(fake):
         pytest.fail("SKIP: FXIO_FAKE_HIP (the build's fakehip/libamdhip64.so.6) is not set: "
