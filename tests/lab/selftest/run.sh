@@ -60,7 +60,7 @@ check() {	# check WANT_RC REGEX DESC: judge the run's status and output
 # for a no-VM case over console excerpts in $T; judge 0|1 WHAT: FN must
 # answer 0 (boot again) or 1 (judge the run) for what is in $T now
 classifier() {
-	eval "$(sed -n "/^HARD=/p; /^IOERR=/p; /^$1() {/,/^}/p" "$RUN")"
+	eval "$(sed -n "/^HARD=/p; /^IOERR=/p; /^boot_log() {/,/^}/p; /^$1() {/,/^}/p" "$RUN")"
 	CLASSIFY=$1 T=$(mktemp -d)
 	trap 'rm -rf "$T" "$OUT"' EXIT
 }
