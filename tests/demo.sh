@@ -18,6 +18,7 @@ trap 'umount /mnt/demo 2>/dev/null; fxctl stop demo >/dev/null 2>&1' EXIT
 
 step "The lab's NVMe-oF targets: $N subsystems over RDMA (Soft-RoCE), kernel nvmet over null_blk."
 step "Write libnvme's configuration (what nvme-cli's connect-all reads too) and connect:"
+# shellcheck disable=SC2046 # one argument per member
 fx_member_disconnect $(members)
 {
 	printf '[{"hostnqn": "%s", "hostid": "%s", "subsystems": [' "$(cat /etc/nvme/hostnqn)" "$(cat /etc/nvme/hostid)"

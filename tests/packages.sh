@@ -387,7 +387,7 @@ after=$(listing "$R")
 # dpkg's own database files come and go; the packages' entries must not stay
 left=$(comm -3 <(echo "$before") <(echo "$after") | grep -v '^[[:space:]]*/var/lib/dpkg/' || true)
 left=$(grep -v "^[[:space:]]*/var/lib/fake-systemd/calls$" <<< "$left" || true)
-left+=$(cd "$R/var/lib/dpkg/info" && ls | grep -E '^(fxctl|fxblk-dkms|libfxio0|libfxio-dev)[.:]' || true)
+left+=$(cd "$R/var/lib/dpkg/info" && printf '%s\n' * | grep -E '^(fxctl|fxblk-dkms|libfxio0|libfxio-dev)[.:]' || true)
 left+=$(grep -E '^Package: (fxctl|fxblk-dkms|libfxio0|libfxio-dev)$' "$R/var/lib/dpkg/status" || true)
 [ -z "$left" ] || { echo "$left"; die "files left behind after purge (above)"; }
 [ ! -e "$R/var/lib/dkms/fxblk" ] || die "dkms still has fxblk after purge"

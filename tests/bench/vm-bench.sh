@@ -262,9 +262,9 @@ seed_args() {
 		marker $g
 		if [ "$k" != jbod ]; then
 			case $tgt in
-			rawjob) tg=(--filename="$DEV" --size=${SEED_MIB}M --offset=${base}M --offset_increment=${SEED_MIB}M) ;;
+			rawjob) tg=(--filename="$DEV" --size="${SEED_MIB}M" --offset="${base}M" --offset_increment="${SEED_MIB}M") ;;
 			rawkv) tg=(--filename="$DEV" --size=$((4 * SEED_MIB))M) ;;
-			fsjob) tg=(--directory=$MNT/0 --filename_format="$F.\$jobnum" --size=${SEED_MIB}M) ;;
+			fsjob) tg=(--directory="$MNT/0" --filename_format="$F.\$jobnum" --size="${SEED_MIB}M") ;;
 			fskv) tg=(--filename="$MNT/0/m.0:$MNT/0/m.1:$MNT/0/m.2:$MNT/0/m.3") ;;
 			esac
 			args+=(--name="$id" --numjobs="$j" --iodepth="$d" "${tg[@]}" "${fa[@]}" --stonewall --new_group)
@@ -272,9 +272,9 @@ seed_args() {
 			i=0
 			while read -r mi q; do
 				case $tgt in
-				rawjob) tg=(--filename="${mem[$mi]}" --size=${SEED_MIB}M --offset=$((base + i / nm * SEED_MIB))M) ;;
+				rawjob) tg=(--filename="${mem[$mi]}" --size="${SEED_MIB}M" --offset="$((base + i / nm * SEED_MIB))M") ;;
 				rawkv) tg=(--filename="${mem[$mi]}" --size=$((4 * SEED_MIB / nm))M) ;;
-				fsjob) tg=(--filename="$MNT/$mi/$F.$i" --size=${SEED_MIB}M) ;;
+				fsjob) tg=(--filename="$MNT/$mi/$F.$i" --size="${SEED_MIB}M") ;;
 				fskv) tg=(--filename="$MNT/$((mi % 4))/m.$((mi % 4))") ;;
 				esac
 				args+=(--name="$id.$i" --iodepth="$q" "${tg[@]}" "${fa[@]}")
@@ -303,7 +303,7 @@ wl_args() {
 		[ "$bs" != 4k ] && [ "$set" != cost ] || met=iops
 		ids+=("$id:$j:$d:$met")
 		sec=(--rw="$rw" --bs="$bs" --direct=1 --ioengine="$eng" --time_based --runtime="$RT"
-			--norandommap --randrepeat=$([ "$set" = cost ] && echo 1 || echo 0) ${hp:+--hipri} "${xo[@]}")
+			--norandommap --randrepeat="$([ "$set" = cost ] && echo 1 || echo 0)" ${hp:+--hipri} "${xo[@]}")
 		[ "$set" != cost ] || sec+=(--iomem=shmhuge)
 		marker $g
 		if [ "$k" = jbod ]; then
@@ -397,7 +397,7 @@ run_dev() { # run_dev SET DEVKIND REP "WORKLOADS": all workloads on $DEV
 # cost_prepare: the devices, and hugetlb pages for fio's buffers
 cost_prepare() {
 	[ "$(nproc)" = 1 ] || echo "bench: note: cost rows on $(nproc) CPUs: guest time per I/O is not the CPU cost (tests/lab/run --icount)"
-	DEVS=(${COST_DEVS:-fx dm md single})
+	read -ra DEVS <<< "${COST_DEVS:-fx dm md single}"
 	echo "$COST_HUGEPAGES" >/proc/sys/vm/nr_hugepages
 	[ "$(awk '/^HugePages_Total/ {print $2}' /proc/meminfo)" -ge "$COST_HUGEPAGES" ] ||
 		fail "could not reserve $COST_HUGEPAGES hugetlb pages for fio's buffers"

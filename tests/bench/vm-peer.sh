@@ -44,7 +44,7 @@ busy() { awk '$1 == "cpu" { print $2 + $3 + $4 + $7 + $8 + $9 }' /proc/stat; }
 dd if=/dev/urandom of="$DEV" bs=1M count="$SIZE" oflag=direct status=none || fail "fill $DEV"
 PATHS=(posix staged direct peerq posix-16m staged-16m)
 for ((r = 0; r < REPS; r++)); do
-	posix= posix16=
+	posix='' posix16=''
 	for ((i = 0; i < ${#PATHS[@]}; i++)); do
 		p=${PATHS[$(((i + r) % ${#PATHS[@]}))]}
 		fp=${p%-16m} blk=$BLOCK dep=$DEPTH

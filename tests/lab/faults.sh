@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Fault-injection helpers for lab tests; in the VM at /lab/faults.sh.
 # Use after lib.sh:   . /lab/lib.sh; . /lab/faults.sh
 #
@@ -221,6 +222,7 @@ fl_events_start() {
 		fxctl -o json monitor > /tmp/fl-nlevents 2>&1 &
 		FL_EV_PIDS+=($!)
 	elif fxblk-nltest --help 2>&1 | grep -q -- '--listen'; then
+		# shellcheck disable=SC2034 # read by the tests (21, 24)
 		FL_NL_LISTENER="fxblk-nltest --listen"
 		fxblk-nltest --listen > /tmp/fl-nlevents 2>&1 &
 		FL_EV_PIDS+=($!)

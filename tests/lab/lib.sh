@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Helpers for lab test scripts; in the VM at /lab/lib.sh.
 # Use:  #!/bin/bash
 #       # lab: kernels=5.10,6.1,6.12 members=4      (read by tests/check.sh)
@@ -32,6 +33,15 @@ jv() {
 	echo "$v"
 }
 
+# fx_disks: the fxN disks that exist now, one name per line
+fx_disks() {
+	local d
+	for d in /sys/block/fx*; do
+		[ -e "$d" ] || continue
+		echo "${d##*/}"
+	done
+}
+
 # fxdev NAME: the /dev/fxN of volume NAME (from sysfs fxblk/name)
 fxdev() {
 	local d
@@ -57,7 +67,7 @@ fx_run() {
 # fx_expect_fail [--rc N] [--msg REGEX] CMD...: CMD must fail (with status N
 # if given, with REGEX in its stdout+stderr if given). Output in $FX_OUT.
 fx_expect_fail() {
-	local want_rc= want_msg=
+	local want_rc='' want_msg=''
 	while :; do
 		case $1 in
 		--rc) want_rc=$2; shift 2 ;;
@@ -163,8 +173,8 @@ skip() { echo "SKIP: $FX_TEST: $*"; }
 # checks: before=$(fx_slab fxblk_io); ...; expect_eq "$(fx_slab fxblk_io)" "$before" leak
 fx_slab() { awk -v n="$1" '$1 == n {print $2; f=1} END {if (!f) print 0}' /proc/slabinfo; }
 
-# fx_module_refcnt [MOD]: reference count of a module (default fxblk)
-fx_module_refcnt() { cat "/sys/module/${1:-fxblk}/refcnt"; }
+# fx_module_refcnt: reference count of the fxblk module
+fx_module_refcnt() { cat "/sys/module/fxblk/refcnt"; }
 
 # fx_load: modprobe fxblk and check it is there
 fx_load() {
@@ -251,12 +261,12 @@ fx_member_disconnect() {
 # file, and every process below udevd with its state, kernel wait channel
 # and command line, so that a stuck RUN+= program is named in the log
 fx_udev_busy() {
-	local p c pp set=" " lvl
+	local p c pp set=" "
 	echo "--- udev queue: $([ -e /run/udev/queue ] && echo not empty || echo empty)" >&2
 	for p in /proc/[0-9]*; do
 		[ "$(cat "$p/comm" 2>/dev/null)" = systemd-udevd ] && set+="${p#/proc/} "
 	done
-	for lvl in 1 2; do	# udevd's workers, then what they run
+	for _ in 1 2; do	# udevd's workers, then what they run
 		for p in /proc/[0-9]*; do
 			pp=$(awk '{print $4}' "$p/stat" 2>/dev/null) || continue
 			[[ $set == *" $pp "* && $set != *" ${p#/proc/} "* ]] && set+="${p#/proc/} "
@@ -292,6 +302,7 @@ fx_breaks() {
 	BREAK=
 	for a in "$@"; do
 		if [[ $a == break=* && " ${modes[*]} " == *" ${a#break=} "* ]]; then
+			# shellcheck disable=SC2034 # read by the calling test
 			BREAK=${a#break=}
 		else
 			fail "unknown argument '$a' (break=$(IFS='|'; echo "${modes[*]}"))"

@@ -3,7 +3,7 @@
 #   tests/lab/run --kernel 6.1 --members 4 -- ctl/tests/lab/fxctl-smoke.sh
 # Every command's exit status is checked against what the contract says.
 set -u
-M=($FX_MEMBERS)
+read -ra M <<< "$FX_MEMBERS"
 FAILS=0
 expect() {  # expect RC CMD...: run CMD, show its output, check its status
 	local want=$1; shift

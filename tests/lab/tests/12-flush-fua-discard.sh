@@ -49,7 +49,6 @@ fi
 fxctl create t12 --chunk 64K "${M[@]}" || fail "fxctl create t12"
 DEV=$(fxdev t12) || fail "no /dev/fxN named t12"
 DISK=${DEV#/dev/}
-OFF=$(fxctl -o json show t12 | jq -r ".volume.members[0].data_offset_bytes")
 
 # --- flush -----------------------------------------------------------------
 [ "$(cat /sys/block/$DISK/queue/write_cache)" = "write back" ] ||

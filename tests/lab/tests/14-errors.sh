@@ -26,7 +26,7 @@
 # (make check runs it as a negative control, the line below).
 # lab-break: --break errno ~ all [0-9]+ refusal assertions failed as they must
 . /lab/lib.sh
-ONLY= BREAK=
+ONLY='' BREAK=''
 while [ $# -gt 0 ]; do
 	case $1 in
 	--refusals-only) ONLY=1 ;;
@@ -235,7 +235,7 @@ fxctl create t14r1 --chunk 64K "${M[0]}" "${M[1]}" >/tmp/r1 2>&1 & p1=$!
 fxctl create t14r2 --chunk 64K "${M[1]}" "${M[2]}" >/tmp/r2 2>&1 & p2=$!
 wait $p1; c1=$?; wait $p2; c2=$?
 [ $((c1 == 0)) -ne $((c2 == 0)) ] || { cat /tmp/r1 /tmp/r2; fail "racing fxctl creates: exit codes $c1 and $c2, exactly one must succeed"; }
-grep -qiE 'in use|busy' /tmp/r$([ $c1 = 0 ] && echo 2 || echo 1) ||
+grep -qiE 'in use|busy' "/tmp/r$([ $c1 = 0 ] && echo 2 || echo 1)" ||
 	{ cat /tmp/r1 /tmp/r2; fail "racing fxctl creates: loser's message does not say busy/in use"; }
 fxctl remove t14r1 >/dev/null 2>&1 || fxctl remove t14r2 >/dev/null 2>&1 || fail "remove the fxctl race winner"
 for r in 1 2 3 4 5 6; do

@@ -94,7 +94,7 @@ cycle() { # cycle I: one four-member volume with some I/O
 concurrent() { # concurrent R: four single-member volumes alive together
 	local r=$1 i
 	for i in 0 1 2 3; do fxctl create "one$r$i" "${M[$i]}" >/dev/null || fail "create one$r$i"; done
-	[ "$(ls /sys/block | grep -c '^fx')" = 4 ] || fail "expected 4 fx disks, have: $(ls /sys/block | grep '^fx')"
+	[ "$(fx_disks | wc -l)" = 4 ] || fail "expected 4 fx disks, have: $(fx_disks)"
 	for i in 0 1 2 3; do dd if="$(fxdev one$r$i)" of=/dev/null bs=64k count=4 iflag=direct 2>/dev/null || fail "read one$r$i"; done
 	expect_live 4 "with four volumes alive"
 	fxctl remove "one${r}3" >/dev/null || fail "remove one${r}3"
@@ -128,7 +128,7 @@ LEAKS=$(awk -v cpus="$(nproc)" '{ g1 = $3 - $2; g2 = $4 - $3; thr = $6 * cpus > 
 	if (g1 >= thr && g2 >= thr) print $1, "+" g1, "+" g2, "objects of", $5, "bytes (threshold " thr ");" }' /tmp/slab3)
 [ -z "$LEAKS" ] || fail "slab growth in both halves (leak of >= 1 object per volume): $LEAKS"
 
-[ -z "$(ls /sys/block | grep '^fx')" ] || fail "fx disks left: $(ls /sys/block | grep '^fx')"
+[ -z "$(fx_disks)" ] || fail "fx disks left: $(fx_disks)"
 [ "$(fxctl -o json list | jq '.volumes | length')" = 0 ] || fail "fxctl list not empty"
 for m in "${M[@]}"; do
 	[ -z "$(ls /sys/block/${m#/dev/}/holders)" ] || fail "$m still has holders: $(ls /sys/block/${m#/dev/}/holders)"

@@ -39,7 +39,7 @@ CORPUS=/lab/files/netlink-seeds
 log "seed $SEED (replay: tests/lab/run --kernel ${FX_KVER%%.*} --members 4 -- tests/lab/tests/17-netlink-fuzz.sh $COUNT $SEED)"
 command -v fxblk-fuzz >/dev/null || fail "fxblk-fuzz not in the lab image (build/ctl/fxblk-fuzz)"
 fx_load
-trap 'for v in fzkeep t17; do fxctl remove "$v" >/dev/null 2>&1; done' EXIT
+trap 'fxctl remove fzkeep >/dev/null 2>&1; fxctl remove t17 >/dev/null 2>&1' EXIT
 fx_mark fuzz
 
 # the checker can fail: one corrupted ack must fail the run

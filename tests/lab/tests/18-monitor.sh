@@ -42,9 +42,9 @@ out=$(as_nobody fxctl -o json monitor --timeout 1) || fail "monitor --timeout 1:
 log "monitor --timeout 1: exit 0, no output, $(awk -v a="$t0" -v b="$(fl_now)" 'BEGIN {printf "%.1f", b - a}') s"
 
 as_nobody fxctl -v -o json monitor --count 4 --timeout 300 >/tmp/mon.json 2>/tmp/mon.err & MON=$!
-PIDS+=($MON)
+PIDS+=("$MON")
 fxctl -v monitor >/tmp/mon.txt 2>/tmp/mon.txterr & TXT=$!
-PIDS+=($TXT)
+PIDS+=("$TXT")
 fl_wait 20 subscribed /tmp/mon.err || fail "JSON monitor not subscribed after 20 s: $(cat /tmp/mon.err)"
 fl_wait 20 subscribed /tmp/mon.txterr || fail "text monitor not subscribed after 20 s: $(cat /tmp/mon.txterr)"
 

@@ -47,15 +47,15 @@ for r in $(seq 1 $ROUNDS); do
 	DEV=$(fxdev t25o) || fail "round $r: no device for t25o"
 	: >/tmp/opens
 	# readers: open+read in a loop until the device is gone (or 40 times)
-	for p in 1 2 3; do
-		(for k in $(seq 1 40); do
+	for _ in 1 2 3; do
+		(for _ in $(seq 1 40); do
 			if out=$(dd if="$DEV" of=/dev/null bs=4k count=1 iflag=direct 2>&1); then echo ok
 			else echo "refused $out"; [ -e "$DEV" ] || break; fi
 		done >>/tmp/opens) &
 	done
 	# remove while they read; busy is an allowed answer: try again
 	sleep 0.$((RANDOM % 5))
-	for k in $(seq 1 100); do
+	for _ in $(seq 1 100); do
 		out=$(timeout $T fxctl remove t25o 2>&1) && break
 		[ $? = 124 ] && fail "round $r: fxctl remove hung"
 		grep -qiE 'open|busy' <<<"$out" || fail "round $r: remove failed but not with busy: $out"
@@ -138,7 +138,7 @@ fl_wait 30 eval '[ "$(fxctl -o json show t25io | jq .volume.open_count)" -gt 0 ]
 # keeps the volume open for the whole loop, whatever fio's timing
 exec 3<"$DEV"
 REFUSED=0 UNDER_IO=0
-for k in 1 2 3; do
+for _ in 1 2 3; do
 	kill -0 $FIO 2>/dev/null && UNDER_IO=$((UNDER_IO + 1))
 	fx_expect_fail --msg 'open|busy' timeout $T fxctl remove t25io
 	REFUSED=$((REFUSED + 1))
@@ -162,7 +162,7 @@ fx_run timeout $T fxctl create t25b "${M[2]}"
 fx_run timeout $T fxctl create t25c "${M[3]}"
 dd if="$(fxdev t25a)" of=/dev/null bs=64k count=4 iflag=direct 2>/dev/null || fail "read t25a"
 fx_unload
-ls /sys/block | grep -q '^fx' && fail "fx disks left after rmmod: $(ls /sys/block | grep '^fx')"
+[ -z "$(fx_disks)" ] || fail "fx disks left after rmmod: $(fx_disks)"
 members_free "rmmod with idle volumes"
 fx_load
 [ "$(nvols)" = 0 ] || fail "volumes after a reload: $(fxctl list)"

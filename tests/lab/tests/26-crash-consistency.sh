@@ -56,7 +56,7 @@
 fx_crash_setup
 K=$FX_BOOT LAST=$FX_BOOTS
 
-MAX_SECS=45 BREAK= SEED=
+MAX_SECS=45 BREAK='' SEED=''
 for a in "$@"; do
 	case $a in
 	seed=*) SEED=${a#*=}; [[ $SEED =~ ^[0-9]+$ ]] || fail "seed=N: N a number" ;;
@@ -136,7 +136,7 @@ stopped() { [ -e $STOP ]; }
 
 # ---- a round: write, then crash ----------------------------------------------
 ack_fs() {	# acknowledged file writes, xfs and ext4 alternately, until stopped
-	local i=0 f off len s sum fl
+	local i=0 f off len s sum xio
 	while ! stopped; do
 		f=$( ((i % 2)) && echo e || echo x)/r$K/f$((i / 2 % NF))
 		len=$(((1 + RANDOM % 24) * 4096))
@@ -144,17 +144,17 @@ ack_fs() {	# acknowledged file writes, xfs and ext4 alternately, until stopped
 		s=$(((i * 7919 % 3000) * 4096))
 		sum=$(slice_sum $s $len) || { log "ack_fs: reading $SRC failed"; return 1; }
 		case $((i / 2 % 4)) in
-		0) fl=(-c "pwrite -q -i $SRC -s $s -b $len -V 1 -D $off $len") ;;	# RWF_DSYNC
-		1) fl=(-d -c "pwrite -q -i $SRC -s $s -b $len -V 1 -D $off $len") ;;	# O_DIRECT+RWF_DSYNC
-		2) fl=(-c "pwrite -q -i $SRC -s $s -b $len -W $off $len") ;;	# write+fsync
-		3) fl=(-s -c "pwrite -q -i $SRC -s $s -b $len $off $len") ;;	# O_SYNC
+		0) xio=(-c "pwrite -q -i $SRC -s $s -b $len -V 1 -D $off $len") ;;	# RWF_DSYNC
+		1) xio=(-d -c "pwrite -q -i $SRC -s $s -b $len -V 1 -D $off $len") ;;	# O_DIRECT+RWF_DSYNC
+		2) xio=(-c "pwrite -q -i $SRC -s $s -b $len -W $off $len") ;;	# write+fsync
+		3) xio=(-s -c "pwrite -q -i $SRC -s $s -b $len $off $len") ;;	# O_SYNC
 		esac
 		if [ "$BREAK" = nofsync ] && [ $K = 1 ] && [ $i = 5 ]; then
 			f=e/r$K/nosync	# its own file, so no later fsync covers it
-			fl=(-c "pwrite -q -i $SRC -s $s -b $len $off $len")
+			xio=(-c "pwrite -q -i $SRC -s $s -b $len $off $len")
 			log "break=nofsync: $f $off+$len written WITHOUT sync, recorded as acknowledged"
 		fi
-		xfs_io "${fl[@]}" "$(fpath $f)" || { log "ack_fs: write $i to $f failed"; return 1; }
+		xfs_io "${xio[@]}" "$(fpath $f)" || { log "ack_fs: write $i to $f failed"; return 1; }
 		ack "fs $f $off $len $sum" "$MAN.fs" || { log "ack_fs: manifest append failed"; return 1; }
 		i=$((i + 1))
 	done
@@ -336,6 +336,7 @@ boot1() {
 	fi
 	create_volume
 	head -c $((16 * MiB)) /dev/urandom > $SRC && sync $SRC || fail "random source"
+	# shellcheck disable=SC2064 # $CLEANUP is the command itself, expanded now
 	trap "$CLEANUP" EXIT
 	fx_run mkfs.xfs -f -K -q $XDEV
 	# no lazy init: ext4lazyinit zeroes inode tables in the background after
@@ -389,6 +390,7 @@ check_boot() {
 	fx_load
 	create_volume --force
 	expect_match "$params" " size=$SIZE " "volume size in boot $K ($SIZE) vs boot 1"
+	# shellcheck disable=SC2064 # $CLEANUP is the command itself, expanded now
 	trap "$CLEANUP" EXIT
 	if [ "$BREAK" = corrupt ] && [ $K = 2 ]; then
 		read -r _ _ off len _ < "$P/manifest.r1.raw" || fail "break=corrupt: no raw entry to corrupt"

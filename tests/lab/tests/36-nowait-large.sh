@@ -55,7 +55,7 @@ for m in "${M[@]}"; do
 	expect_eq "$(cat $q/max_sectors_kb)" 128 "max_sectors_kb of $m"
 done
 args=()
-for m in "${M[@]}"; do args+=(--member "$(cat /sys/block/$(basename "$m")/dev)"); done
+for m in "${M[@]}"; do args+=(--member "$(cat "/sys/block/$(basename "$m")/dev")"); done
 fx_run fxblk-nltest --cmd create --name t36 --chunk 1024 "${args[@]}" --keep --expect 0
 D=$(fxdev t36) || fail "no device for t36"
 Q=/sys/block/${D#/dev/}/queue

@@ -25,7 +25,7 @@ N=v234567890123456789012345678901
 cleanup() { fxblk-nltest --cmd destroy --name "$N" --expect 0 >/dev/null 2>&1; }
 trap cleanup EXIT
 args=()
-for m in "${M[@]}"; do args+=(--member "$(cat /sys/block/$(basename "$m")/dev)"); done
+for m in "${M[@]}"; do args+=(--member "$(cat "/sys/block/$(basename "$m")/dev")"); done
 
 fx_mark t39
 fx_run fxblk-nltest --cmd create --name "$N" --chunk 128 "${args[@]}" --keep --expect 0

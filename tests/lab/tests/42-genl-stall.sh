@@ -120,7 +120,7 @@ if [ "$ONLY" != f10 ]; then
 	BASE_MS=$(($(now_ms) - t0))
 	log "'genl ctrl list' idle: $BASE_MS ms"
 	fxctl remove --force t42c >/tmp/rm.out 2>&1 & RM=$!
-	PIDS+=($RM)
+	PIDS+=("$RM")
 	# committed: the volume is no longer listed
 	fl_wait 20 eval '! fxctl show t42c >/dev/null 2>&1' || fail "t42c still listed 20 s after remove"
 	sleep 1
@@ -133,14 +133,14 @@ if [ "$ONLY" != f10 ]; then
 	if [ $NBD = 1 ]; then
 		log "fxctl remove waits (t42c's read in flight); loading a genetlink module"
 		modprobe nbd & MP=$!
-		PIDS+=($MP)
+		PIDS+=("$MP")
 		sleep 1
 	else
 		echo "SKIP: 42-genl-stall: no nbd module in $(uname -r) (CONFIG_BLK_DEV_NBD): a genetlink family's registration during the DESTROY not tried, only the dump"
 	fi
 	t0=$(now_ms)
 	genl ctrl list >/tmp/genl.out 2>&1 & G=$!
-	PIDS+=($G)
+	PIDS+=("$G")
 	# a task in D state ignores timeout(1)'s signals: poll for it
 	while running $G && [ $(($(now_ms) - t0)) -lt $((10000 * FL_SLOW)) ]; do sleep 0.1; done
 	ms=$(($(now_ms) - t0))

@@ -73,7 +73,6 @@ fi
 # --- 1. create, mapping on the members ---------------------------------------
 fx_run fxctl create $V --chunk 64K "${M[@]}"
 DEV=$(fxdev $V) || fail "no /dev/fxN named $V"
-DISK=${DEV#/dev/}
 OFF=$(fxctl -o json show $V | jq -r '.volume.members[0].data_offset_bytes')
 [[ $OFF =~ ^[0-9]+$ ]] || fail "fxctl -o json show $V has no data_offset_bytes"
 log "$DEV: 4 members, chunk 64 KiB, data offset $OFF, $(blockdev --getsize64 "$DEV") bytes"

@@ -110,6 +110,7 @@ log "member $I's peer queue: $(peer_state $I) ($(peer_field $I why))"
 fx_json fxctl -o json peer status
 expect_eq "$(jqr ".volumes[] | select(.name == \"$VOL\") | .peer_queues[$I].state")" "$(peer_state $I)" \
 	"fxctl peer status: member $I's peer queue state"
+# shellcheck disable=SC2034 # read in the fl_wait eval below
 N0=$(wc -l < /tmp/rw.times)
 sleep 4
 fl_port_add 2 4421 $I

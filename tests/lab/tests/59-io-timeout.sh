@@ -28,7 +28,7 @@
 read -r -a M <<<"${FX_MEMBERS:-}"
 [ "${#M[@]}" -ge 4 ] || fail "needs 4 members in FX_MEMBERS (got '${FX_MEMBERS:-}')"
 dmsetup info fxtgt1 >/dev/null 2>&1 || fail "no target-side dm device fxtgt1 (tests/lab/run --target-dm)"
-V=t59 CH=65536 STALL_S=8 TMO_MS=3000
+V=t59 STALL_S=8 TMO_MS=3000
 STALL=1
 if [ "${1:-}" = --break ] && [ "${2:-}" = no-stall ]; then
 	STALL=0

@@ -113,7 +113,7 @@ ln -s "$h" "$FL_NVMET/subsystems/$NQN0/allowed_hosts/" || fail "allow $HOSTNQN o
 
 # write_config KEY_OF_PATH_B [CTRL_KEY_OF_PATH_B]
 write_config() {
-	local bkey= ckey=${2:-$CKEY}
+	local bkey='' ckey=${2:-$CKEY}
 	[ -z "$1" ] || bkey="\"dhchap_key\": \"$1\", "
 	cat >$CFG <<EOF
 [
@@ -140,6 +140,7 @@ rc=$?
 cat /tmp/t60.err
 printf '%s\n' "$FX_OUT"
 [ $rc = 0 ] || fail "cannot connect-all from config.json (exit $rc): $(printf '%s' "$FX_OUT" | jq -r '.connections[] | select(.status == "failed") | "\(.traddr): \(.error)"' 2>/dev/null)"
+# shellcheck disable=SC2034 # read by jqr (lib.sh)
 FX_JSON=$(printf '%s' "$FX_OUT" | jq -c .) || fail "connect-all: no JSON"
 expect_eq "$(jqr '[.connections[].status] | join(",")')" "connected,connected,connected" "connect-all statuses"
 expect_eq "$(fl_ctrl_count)" 3 "controllers after connect-all"
