@@ -28,6 +28,8 @@ PKGS=(
 	# make check's compiler cache (tests/check.sh: CCACHE_DIR in the cache
 	# directory), so a clean clone does not compile what the last run did
 	ccache
+	# make check runs shellcheck over every shell file (tests/shellcheck.sh)
+	shellcheck
 	# make check fuzzes the label decoder with libFuzzer (tests/fuzz-label.sh)
 	clang libclang-rt-14-dev
 	# make kernel-debug builds the lab's debug kernel from linux-source
