@@ -1,8 +1,8 @@
 #!/bin/bash
-# shellcheck over every shell file in the repository: the *.sh files and
+# Runs shellcheck over every shell file in the repository: the *.sh files and
 # every tracked file whose first line is a bash or sh shebang (tests/lab/run,
-# tests/lab/init, the units' helpers). Severity warning and up: what
-# shellcheck calls a warning is a bug or a trap (unused variables, word
+# tests/lab/init, the units' helpers). Severity warning and up: what the
+# tool calls a warning is a bug or a trap (unused variables, word
 # splitting, loops that run once); the style notes are not checked.
 # A deliberate case carries `# shellcheck disable=SCnnnn # why` on its line.
 #

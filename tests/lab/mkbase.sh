@@ -31,7 +31,8 @@ BINS="bash kmod ip rdma nvme fio dmsetup mdadm jq setpriv lsblk blkid blockdev
 die() { echo "mkbase: error: $*" >&2; exit 1; }
 [ -d "$KROOT/lib/modules/$KVER" ] || die "kernel $KVER not unpacked in $KROOT; run 'make deps'"
 
-read -ra names <<< "$BINS"; paths=()
+# BINS spans lines: read to the end (-d ''), not just its first line
+read -rd '' -a names <<< "$BINS" || :; paths=()
 for b in "${names[@]}"; do
 	p=$(PATH=/usr/sbin:/usr/bin:/sbin:/bin command -v "$b") || die "$b not installed; run 'make deps'"
 	paths+=("$(readlink -f "$p")")
