@@ -34,8 +34,8 @@ import numpy as np
 
 from . import File
 
-__all__ = ["load", "save", "metadata", "read_header", "header_bytes", "DTYPES",
-           "SafetensorsError"]
+__all__ = ["load", "load_file", "safe_open", "save", "metadata", "read_header",
+           "header_bytes", "DTYPES", "SafetensorsError", "SafetensorError"]
 
 # safetensors dtype -> numpy dtype of the same size ("BF16", "F8_*": numpy
 # has none; their bit patterns as int16 / uint8, viewed as torch's dtype in
@@ -62,6 +62,11 @@ _ALIGN = 4096  # O_DIRECT alignment that every disk accepts
 
 class SafetensorsError(ValueError):
     """A file that is not valid safetensors (a ValueError)."""
+
+
+# the reference library's name for it (safetensors.SafetensorError), so that
+# code written for safe_open catches ours by the same name
+SafetensorError = SafetensorsError
 
 
 def _aligned_empty(n):
@@ -166,11 +171,62 @@ def _validate(header, data_len, where):
 REQUEST_BYTES = 4 << 20  # load()'s pieces: see there
 
 
+def _read_range(f, begin, end, file_size, request_bytes=REQUEST_BYTES, memory="host"):
+    """A uint8 array of the bytes [@begin, @end) of the open fxio.File @f
+    (of @file_size bytes), read as one libfxio batch of @request_bytes
+    pieces into a 4 KiB-aligned buffer that starts at the block holding
+    @begin, so every piece but the file's last is whole blocks (O_DIRECT
+    straight into it). memory: as load()'s."""
+    if request_bytes < _ALIGN or request_bytes % _ALIGN:
+        raise ValueError("safetensors: request_bytes must be a multiple of %d" % _ALIGN)
+    lo = begin - begin % _ALIGN
+    hi = min(-(-end // _ALIGN) * _ALIGN, file_size)
+    buf = _aligned_empty(hi - lo)
+    pieces = [(buf[o - lo:min(o + request_bytes, hi) - lo], o) for o in range(lo, hi, request_bytes)]
+    if memory == "emulated":
+        from . import register, deregister
+        register(buf, "emulated")
+    try:
+        res = f.read_batch(pieces) if pieces else []
+    finally:
+        if memory == "emulated":
+            deregister(buf)
+    for (piece, off), r in zip(pieces, res):
+        if r.result != len(piece):
+            if r.result < 0:
+                raise OSError(-r.result, "safetensors: %s: reading %d bytes at %d: %s"
+                              % (f.path, len(piece), off, os.strerror(-r.result)))
+            raise OSError(5, "safetensors: %s: short read at %d (%d of %d bytes)"
+                          % (f.path, off, r.result, len(piece)))
+    return buf[begin - lo:end - lo]
+
+
+def _open_checked(f, path):
+    """(tensor header, metadata or None, data start, file size) of the open
+    fxio.File @f, checked as tensor.rs does."""
+    header, start = read_header(f)
+    meta = header.pop("__metadata__", None)
+    if meta is not None and (not isinstance(meta, dict) or
+                             not all(isinstance(v, str) for v in meta.values())):
+        raise SafetensorsError("safetensors: %s: __metadata__ must map strings to strings"
+                               % path)
+    size = os.stat(path).st_size
+    _validate(header, size - start, path)
+    return header, meta, start, size
+
+
+def _tensor(arr, info, name, framework):
+    arr = arr.view(np.dtype(DTYPES[info["dtype"]])).reshape(info["shape"])
+    return _to_torch(arr, info["dtype"], name) if framework == "pt" else arr
+
+
 def load(path, framework="numpy", names=None, memory="host", stats=None,
          request_bytes=REQUEST_BYTES):
     """{name: tensor} of the safetensors file @path, read with libfxio in
     one pass into one 4 KiB-aligned buffer that the tensors are views of.
-    framework: "numpy" or "pt" (torch CPU tensors). names: only these.
+    framework: "numpy" or "pt" (torch CPU tensors). names: only these,
+    each read by itself (one batch per tensor; the rest of the file is not
+    read).
 
     How it reads: the header first (one 4 KiB read), then the whole file
     into one buffer that the tensors are views of, as one libfxio batch of
@@ -195,42 +251,22 @@ def load(path, framework="numpy", names=None, memory="host", stats=None,
     if memory not in ("host", "emulated"):
         raise ValueError("safetensors: memory must be 'host' or 'emulated'")
     with File(path, "r") as f:
-        header, start = read_header(f)
-        meta = header.pop("__metadata__", {})
-        if not isinstance(meta, dict) or not all(isinstance(v, str) for v in meta.values()):
-            raise SafetensorsError("safetensors: %s: __metadata__ must map strings to strings"
-                                   % path)
-        size = os.stat(path).st_size
-        _validate(header, size - start, path)
-        if request_bytes < _ALIGN or request_bytes % _ALIGN:
-            raise ValueError("safetensors: request_bytes must be a multiple of %d" % _ALIGN)
-        buf = _aligned_empty(size)
-        pieces = [(buf[o:min(o + request_bytes, size)], o) for o in range(0, size, request_bytes)]
-        if memory == "emulated":
-            from . import register, deregister
-            register(buf, "emulated")
-        try:
-            res = f.read_batch(pieces) if pieces else []
-        finally:
-            if memory == "emulated":
-                deregister(buf)
-        for (piece, off), r in zip(pieces, res):
-            if r.result != len(piece):
-                if r.result < 0:
-                    raise OSError(-r.result, "safetensors: %s: reading %d bytes at %d: %s"
-                                  % (path, len(piece), off, os.strerror(-r.result)))
-                raise OSError(5, "safetensors: %s: short read at %d (%d of %d bytes)"
-                              % (path, off, r.result, len(piece)))
+        header, _, start, size = _open_checked(f, path)
+        if names is None:
+            buf = _read_range(f, 0, size, size, request_bytes, memory)
+            out = {name: _tensor(buf[start + info["data_offsets"][0]:
+                                     start + info["data_offsets"][1]], info, name, framework)
+                   for name, info in header.items()}
+        else:  # only the tensors asked for: one read each, no whole file
+            out = {}
+            for name, info in header.items():
+                if name in names:
+                    b, e = info["data_offsets"]
+                    out[name] = _tensor(_read_range(f, start + b, start + e, size,
+                                                    request_bytes, memory),
+                                        info, name, framework)
         if stats is not None:
             stats.update(f.stats())
-    out = {}
-    for name, info in header.items():
-        if names is not None and name not in names:
-            continue
-        b, e = info["data_offsets"]
-        dt = np.dtype(DTYPES[info["dtype"]])
-        arr = buf[start + b:start + e].view(dt).reshape(info["shape"])
-        out[name] = _to_torch(arr, info["dtype"], name) if framework == "pt" else arr
     return out
 
 
@@ -238,6 +274,191 @@ def metadata(path):
     """The file's "__metadata__" ({} when none)."""
     with File(path, "r") as f:
         return read_header(f)[0].get("__metadata__", {})
+
+
+_FRAMEWORKS = {"pt": "pt", "torch": "pt", "pytorch": "pt", "np": "numpy", "numpy": "numpy"}
+
+
+def _framework(framework):
+    # the names the reference library accepts for these two (Framework's
+    # FromPyObject in bindings/python/src/lib.rs)
+    try:
+        return _FRAMEWORKS[framework]
+    except (KeyError, TypeError):
+        raise ValueError("safetensors: framework %r not supported (%s)"
+                         % (framework, ", ".join(_FRAMEWORKS))) from None
+
+
+def _device(framework, device):
+    """None for host memory, else the torch device to move tensors to."""
+    if device in ("cpu", None):
+        return None
+    if framework != "pt":
+        raise ValueError("safetensors: device %r needs framework 'pt' (numpy arrays live in "
+                         "host memory)" % (device,))
+    import torch
+    return torch.device(device) if not isinstance(device, int) else torch.device("cuda", device)
+
+
+class _Slice:
+    """What safe_open.get_slice returns: the tensor's shape and dtype from
+    the header, and its bytes read only when indexed, as the reference's
+    PySafeSlice. Indexing takes what numpy/torch indexing takes (the
+    reference's pt path indexes a torch tensor too); when the first index
+    is an integer or a slice, only the rows of the first dimension it
+    touches are read."""
+
+    def __init__(self, owner, name, info):
+        self._owner, self._name, self._info = owner, name, info
+
+    def get_shape(self):
+        return list(self._info["shape"])
+
+    def get_dtype(self):
+        return self._info["dtype"]
+
+    def __getitem__(self, key):
+        shape = self._info["shape"]
+        first = key[0] if isinstance(key, tuple) and key else key
+        rows = _row_span(first, shape[0]) if shape else None
+        if rows is None:
+            t = self._owner._read(self._name, self._info)
+        else:
+            lo, hi, first = rows
+            t = self._owner._read(self._name, self._info, lo, hi)
+            key = (first,) + key[1:] if isinstance(key, tuple) else first
+        out = t[key]
+        if self._owner._framework == "pt":
+            out = out.clone()  # its own storage, as the reference's bytes copy
+        else:
+            out = np.array(out)
+        return self._owner._move(out)
+
+
+def _row_span(first, n):
+    """(lo, hi, index) when the index @first into a dimension of @n rows
+    is an int or a slice: the rows [lo, hi) it touches and the same index
+    relative to lo; None for anything else (Ellipsis, arrays, None)."""
+    if isinstance(first, (int, np.integer)) and not isinstance(first, bool):
+        i = int(first)
+        if not -n <= i < n:
+            raise IndexError("safetensors: index %d is out of bounds for dimension 0 of "
+                             "size %d" % (i, n))
+        i %= n
+        return i, i + 1, 0
+    if isinstance(first, slice):
+        r = range(*first.indices(n))
+        if not r:
+            return 0, 0, slice(0, 0)
+        lo, hi = min(r[0], r[-1]), max(r[0], r[-1]) + 1
+        stop = r[-1] - lo + r.step
+        return lo, hi, slice(r[0] - lo, stop if stop >= 0 else None, r.step)
+    return None
+
+
+class safe_open:  # noqa: N801 - the reference library's name
+    """safe_open(path, framework="pt", device="cpu"): the reference
+    library's lazy reader (huggingface/safetensors, bindings/python: the
+    `safe_open` class; its behaviour read in src/lib.rs at commit
+    24b0b2857fef49be734b9ab72ce97c09bb25f5b9), over libfxio: the header is
+    read and checked once, each get_tensor/get_slice reads only that
+    tensor's bytes (one libfxio batch of REQUEST_BYTES pieces).
+
+    keys(): the names sorted; offset_keys(): in file order; metadata(): the
+    "__metadata__" dict, None when the file has none; get_tensor(name), a
+    missing name raising SafetensorError("File does not contain tensor
+    NAME"); get_slice(name); get_tensors(). framework: "pt" (also "torch",
+    "pytorch") or "numpy" ("np"). device: "cpu", or for "pt" any torch
+    device (an int means cuda:N, as the reference): the tensor is read into
+    host memory and moved with .to(device) -- a host copy, not a direct read
+    into device memory (fxio.File.read_into takes device buffers for that).
+    Use it in a with block, or call close()."""
+
+    def __init__(self, filename, framework="pt", device="cpu"):
+        self._framework = _framework(framework)
+        self._device = _device(self._framework, device)
+        self.path = os.fspath(filename)
+        self._f = File(self.path, "r")
+        try:
+            self._header, self._meta, self._start, self._size = \
+                _open_checked(self._f, self.path)
+        except BaseException:
+            self._f.close()
+            raise
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def close(self):
+        if self._f is not None:
+            self._f.close()
+            self._f = None
+
+    def _file(self):
+        if self._f is None:
+            raise SafetensorsError("safetensors: %s: used after close" % self.path)
+        return self._f
+
+    def _info(self, name):
+        self._file()
+        info = self._header.get(name)
+        if info is None:
+            raise SafetensorsError("File does not contain tensor %s" % name)
+        return info
+
+    def _read(self, name, info, lo=None, hi=None):
+        """The tensor @name, or only its rows [lo, hi), in host memory."""
+        b, e = info["data_offsets"]
+        shape = list(info["shape"])
+        if lo is not None:
+            row = (e - b) // shape[0] if shape[0] else 0
+            b, e = b + lo * row, b + hi * row
+            shape[0] = hi - lo
+            info = dict(info, shape=shape)
+        arr = _read_range(self._file(), self._start + b, self._start + e, self._size)
+        return _tensor(arr, info, name, self._framework)
+
+    def _move(self, t):
+        return t if self._device is None else t.to(self._device)
+
+    def keys(self):
+        self._file()
+        return sorted(self._header)
+
+    def offset_keys(self):
+        self._file()
+        return sorted(self._header, key=lambda k: self._header[k]["data_offsets"])
+
+    def metadata(self):
+        self._file()
+        return None if self._meta is None else dict(self._meta)
+
+    def get_tensor(self, name):
+        return self._move(self._read(name, self._info(name)))
+
+    def get_slice(self, name):
+        return _Slice(self, name, self._info(name))
+
+    def get_tensors(self):
+        """Every tensor, read in one pass (load()'s way), in file order."""
+        buf = _read_range(self._file(), 0, self._size, self._size)
+        return {k: self._move(_tensor(buf[self._start + self._header[k]["data_offsets"][0]:
+                                          self._start + self._header[k]["data_offsets"][1]],
+                                      self._header[k], k, self._framework))
+                for k in self.offset_keys()}
+
+
+def load_file(filename, device="cpu", framework="pt"):
+    """{name: tensor} of @filename, as safetensors.torch.load_file (and,
+    with framework="numpy", safetensors.numpy.load_file): load()'s one-pass
+    read, then .to(device) for a device other than "cpu" (see safe_open)."""
+    framework = _framework(framework)
+    dev = _device(framework, device)
+    out = load(filename, framework=framework)
+    return out if dev is None else {k: v.to(dev) for k, v in out.items()}
 
 
 def _to_torch(arr, st_dtype, name):
