@@ -16,8 +16,8 @@
 #   module  fxblk.ko builds with -Werror against the 5.10, 6.1, 6.12 headers,
 #           and 7.3 + 7.2 inside their chroots (scripts/fetch-chroot-kernels.sh)
 #   style   checkpatch --no-tree -f clean on kmod/*.c kmod/*.h and the uapi header
-#   docs    README.md, docs/ and man pages cite no path outside the repository
-#           (tests/docs-check.sh)
+#   docs    README.md, docs/ and man pages cite no path outside the repository;
+#           the README's claims hold (tests/docs-check.sh, its self-test)
 #   dkms    dkms add/build against the 6.1 headers (tests/dkms.sh), 6.12 in packages;
 #           a source with a new warning builds under DKMS, fails with FXBLK_WERROR=1
 #   packages make install/uninstall, .debs + lintian + DKMS + upgrade/purge,
@@ -47,6 +47,10 @@
 #   FXBLK_CHECK_JOBS=N         parallel build jobs (default nproc)
 #   FXBLK_LAB_JOBS=N           lab VMs run at once (default nproc+1, at most
 #                              one per 4 GiB of available memory; 1: one by one)
+#   FXBLK_CHECK_LIST=1         run nothing: print the plan, "RUN<TAB>NAME<TAB>CMD"
+#                              or "SKIP<TAB>NAME<TAB>REASON" per test, as on a
+#                              machine 'make deps' (and, for check-full, 'make
+#                              kernel-debug') prepared; tests/docs-check.sh reads it
 #
 # The lab runs and the lab self-tests go through a pool of FXBLK_LAB_JOBS VMs
 # (each VM is one TCG process at about one core, waiting part of the time),
@@ -62,6 +66,7 @@ LOGDIR=$TOP/build/check
 FILTER=${FXBLK_CHECK_FILTER:-}
 LAB_KERNELS=${FXBLK_LAB_KERNELS:-5.10,6.1,6.12,7.2,7.3}
 FULL=${FXBLK_CHECK_FULL:-0}
+LIST=${FXBLK_CHECK_LIST:-0}
 JOBS=${FXBLK_CHECK_JOBS:-$(nproc)}
 lab_jobs_default() {
 	local n mem
@@ -74,8 +79,7 @@ LAB_JOBS=${FXBLK_LAB_JOBS:-$(lab_jobs_default)}
 [[ $LAB_JOBS =~ ^[1-9][0-9]*$ ]] || { echo "check: FXBLK_LAB_JOBS must be a number >= 1" >&2; exit 2; }
 # The module builds with -Werror here (kmod/Kbuild); DKMS builds do not.
 export FXBLK_WERROR=1
-mkdir -p "$LOGDIR"
-rm -f "$LOGDIR"/*.log
+[ "$LIST" = 1 ] || { mkdir -p "$LOGDIR"; rm -f "$LOGDIR"/*.log; }
 
 # A compiler cache (ccache, from make deps) in $CACHE/ccache, for the host
 # compilers: a clean clone compiles the same sources for the same kernels
@@ -104,6 +108,7 @@ T_ALL=$SECONDS
 
 selected() { [ -z "$FILTER" ] || grep -Eq -- "$FILTER" <<< "$1"; }
 skip_test() {	# skip_test NAME REASON
+	[ "$LIST" != 1 ] || { printf 'SKIP\t%s\t%s\n' "$1" "$2"; return; }
 	SKIPPED=$((SKIPPED + 1))
 	printf 'SKIP  %-52s  %s\n' "$1" "$2"
 }
@@ -181,6 +186,7 @@ t() {
 	local name=$1 log t0 rc
 	shift
 	want "$name" || return 0
+	[ "$LIST" != 1 ] || { printf 'RUN\t%s\t%s\n' "$name" "$*"; return; }
 	log=$(logname "$name")
 	t0=$SECONDS
 	{ echo "# $name"; echo "# $*"; } > "$log"
@@ -247,6 +253,13 @@ pool_print() {	# results that are ready, in queue order
 pool_run() {	# pool_run WHAT: runs the queue, then empties it
 	local i n=${#POOL_NAMES[@]}
 	[ "$n" -gt 0 ] || return 0
+	if [ "$LIST" = 1 ]; then
+		for i in "${!POOL_NAMES[@]}"; do
+			printf 'RUN\t%s\t%s\n' "${POOL_NAMES[$i]}" "${POOL_CMDS[$i]}"
+		done
+		POOL_NAMES=() POOL_CMDS=() POOL_ORDER=()
+		return 0
+	fi
 	POOL=$LOGDIR/.pool
 	rm -rf "$POOL" && mkdir -p "$POOL"
 	mapfile -t POOL_QUEUE < <(for i in "${!POOL_NAMES[@]}"; do echo "${POOL_ORDER[$i]} $i"; done |
@@ -344,6 +357,7 @@ module_build() {	# -Werror is in kmod/Kbuild; also refuse any warning text
 # deps predate them gets SKIP lines, not failures
 NEW_KERNELS="7.2 7.3"
 kernel_ready() {	# kernel_ready SERIES: its headers (and chroot) are in the cache
+	[ "$LIST" != 1 ] || return 0	# the plan of a prepared machine
 	local k
 	k=$(kver "$1")
 	[ -n "$k" ] && [ -f "$CACHE/k/$k/.done" ] || return 1
@@ -405,8 +419,11 @@ checkpatch() {
 	return $bad
 }
 pool_add "style: checkpatch kmod" 200 checkpatch
-# README, docs/ and man pages cite no path outside the repository
-pool_add "docs: no reference to a path outside the repository" 100 bash "$TOP/tests/docs-check.sh"
+# README, docs/ and man pages cite no path outside the repository; the
+# README's one screen, feature table (against this script's own plan,
+# FXBLK_CHECK_LIST=1), figures and every docs link (tests/docs_check.py)
+pool_add "docs: README claims and docs links (docs-check)" 100 bash "$TOP/tests/docs-check.sh"
+pool_add "docs: docs-check catches planted defects" 100 bash "$TOP/tests/docs-check-selftest.sh"
 # every shell file through shellcheck (warnings and up)
 pool_add "style: shellcheck every shell file" 200 bash "$TOP/tests/shellcheck.sh"
 # make bench's cost regression check against a synthetic history
@@ -645,6 +662,7 @@ if printf '%s\n' "${POOL_NAMES[@]}" | grep -Eq '^(lab|selftest)'; then
 fi
 pool_run "lab runs and self-tests, and tests that need no VM"
 
+[ "$LIST" != 1 ] || exit 0
 # ---- summary --------------------------------------------------------------
 T=$((SECONDS - T_ALL))
 echo "check: $((T / 60))m$((T % 60))s, logs in ${LOGDIR#"$TOP"/}/"

@@ -10,6 +10,12 @@
 #     nothing in it (e.g. `../shared/lab-notes.md`).
 # System paths a user has (/etc/..., /dev/..., /usr/..., /var/cache/fxblk
 # made by `make deps`) are fine.
+# Without FILE arguments it then runs tests/docs_check.py, the rules about
+# what the README claims: one screen up to "Set up", sentences of at most 40
+# words, a feature table whose tests exist and run in make check (read from
+# tests/check.sh's plan, FXBLK_CHECK_LIST=1), figures only where the doc
+# that owns them has them, every relative link and anchor of README.md and
+# docs/ resolving, and the old doc paths still there.
 #
 #   tests/docs-check.sh [FILE...]     default: README.md docs/ and *.[1-8]
 set -uo pipefail
@@ -58,5 +64,8 @@ done
 
 if [ "$bad" = 0 ]; then
 	echo "docs-check: ${#FILES[@]} files, no reference to a path outside the repository"
+fi
+if [ $# = 0 ]; then
+	python3 "$TOP/tests/docs_check.py" || bad=1
 fi
 exit $bad
