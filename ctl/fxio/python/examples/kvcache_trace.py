@@ -76,8 +76,11 @@ class PreadFile:
 
     def _run(self, items, write):
         out = []
-        for buf, off in items:
+        for it in items:  # (buf, off) or (buf, off, size), as File's batches
+            buf, off = it[0], it[1]
             mv = memoryview(buf).cast("B")
+            if len(it) > 2:
+                mv = mv[:it[2]]
             n = os.pwritev(self._fd, [mv], off) if write else os.preadv(self._fd, [mv], off)
             self._ios += 1
             out.append(Completion(n, "pread", ""))
