@@ -286,13 +286,18 @@ def deregister(buf):
 
 class IoFuture(concurrent.futures.Future):
     """An async I/O: result() is the byte count (OSError on failure);
-    path and reason say how it went once done()."""
+    path and reason say how it went once done(). Running from its submit
+    on: cancel() returns False (the I/O cannot be taken back; a timeout
+    such as asyncio.wait_for's leaves it running and its buffer in use)."""
 
     def __init__(self, keepalive):
         super().__init__()
         self.path = "none"
         self.reason = ""
         self._keep = keepalive
+        # Without this cancel() succeeds while the I/O runs, and the
+        # completion's set_result raises InvalidStateError in the poller.
+        self.set_running_or_notify_cancel()
 
 
 class File:
@@ -312,21 +317,41 @@ class File:
         self._pending = {}  # id -> IoFuture
         self._poller = None
         self._closing = False
-        self._batches = 0  # read_batch/write_batch calls running
+        self._inflight = 0  # synchronous I/Os and batches running: close waits
+
+    def _enter(self, what):
+        with self._cv:
+            if self._closing or self._h.closed:
+                raise ValueError("fxio: %s on a closed file" % what)
+            self._inflight += 1
+
+    def _leave(self):
+        with self._cv:
+            self._inflight -= 1
+            if not self._inflight:
+                self._cv.notify_all()
 
     # -- synchronous ------------------------------------------------------
     def read_into(self, buf, dev_off, size=None):
         """Reads size (default: all of @buf) bytes at @dev_off into @buf;
         returns the bytes read (fewer at the end of the disk)."""
         addr, size, keep = _span(buf, size, True)
-        n = self._h.read(addr, size, dev_off)
+        self._enter("read_into")
+        try:
+            n = self._h.read(addr, size, dev_off)
+        finally:
+            self._leave()
         del keep
         return n
 
     def write_from(self, buf, dev_off, size=None):
         """Writes size (default: all of @buf) bytes of @buf at @dev_off."""
         addr, size, keep = _span(buf, size, False)
-        n = self._h.write(addr, size, dev_off)
+        self._enter("write_from")
+        try:
+            n = self._h.write(addr, size, dev_off)
+        finally:
+            self._leave()
         del keep
         return n
 
@@ -413,28 +438,24 @@ class File:
             addr, size, k = _span(buf, it[2] if len(it) > 2 else None, not write)
             ops.append((write, addr, size, off))
             keep.append(k)
-        with self._cv:
-            if self._closing:
-                raise ValueError("fxio: batch on a closing file")
-            self._batches += 1
+        self._enter("batch")
         try:
             res = self._h.batch(ops)
         finally:
-            with self._cv:
-                self._batches -= 1
-                self._cv.notify_all()
+            self._leave()
         del keep
         return [Completion(*r) for r in res]
 
     # -- lifetime ---------------------------------------------------------
     def close(self):
-        """Waits for async I/O and batches in flight, then closes."""
+        """Waits for the I/O in flight (synchronous, batches, async), then
+        closes; I/O started later raises ValueError."""
         with self._cv:
             if self._h.closed:
                 return
             self._closing = True
             self._cv.notify_all()
-            while self._batches:
+            while self._inflight:
                 self._cv.wait()
             poller = self._poller
         if poller is not None:
