@@ -1989,7 +1989,7 @@ static void fxblk_peerq_show_member(struct seq_file *s,
 		seq_puts(s, " state=none\n");
 		return;
 	}
-	seq_printf(s, " state=%s nic=%s kctrl=%s traddr=%s trsvcid=%s subsysnqn=%s nsid=%u cntlid=%u mdts=%u vwc=%d sgls=0x%x keyed_sgl=%d max_bytes=%u depth=%u keep_alives=%lld reads=%lld read_bytes=%lld writes=%lld write_bytes=%lld errors=%lld dma_bytes=%lld fua_writes=%lld flushes=%lld unflushed=%d why=%s\n",
+	seq_printf(s, " state=%s nic=%s kctrl=%s traddr=%s trsvcid=%s subsysnqn=%s nsid=%u cntlid=%u mdts=%u vwc=%d sgls=0x%x keyed_sgl=%d max_bytes=%u depth=%u keep_alives=%lld reads=%lld read_bytes=%lld writes=%lld write_bytes=%lld errors=%lld dma_bytes=%lld fua_writes=%lld flushes=%lld unflushed=%d inflight=%u why=%s\n",
 		   fxblk_peerq_state_name[c->state],
 		   c->io.ib_ready ? dev_name(&c->io.ibdev->dev) : "-",
 		   c->kctrl[0] ? c->kctrl : "-", c->traddr, c->trsvcid,
@@ -2005,6 +2005,7 @@ static void fxblk_peerq_show_member(struct seq_file *s,
 		   (s64)atomic64_read(&c->fua_writes),
 		   (s64)atomic64_read(&c->flushes),
 		   test_bit(FXBLK_PEERQ_UNFLUSHED, &m->peerq_unflushed),
+		   c->io.ib_ready ? bitmap_weight(c->io.busy, c->io.depth) : 0,
 		   c->why);
 }
 

@@ -477,7 +477,8 @@ parse_header() {
 # narrowed run) chooses its kernels itself.
 DEBUG_QUICK=(tests/lab/debug/20-fail-make-request.sh tests/lab/tests/45-peer-fuzz.sh
 	tests/lab/debug/90-kmemleak.sh tests/lab/tests/44-peer-queue.sh
-	tests/lab/tests/55-peer-crash.sh tests/lab/tests/56-peer-reconnect.sh)
+	tests/lab/tests/55-peer-crash.sh tests/lab/tests/56-peer-reconnect.sh
+	tests/lab/tests/65-peer-revoke.sh)
 DEBUG_QUICK_ON=0
 if [ -z "${FXBLK_LAB_KERNELS:-}" ]; then
 	if [ "$FULL" != 1 ]; then

@@ -17,7 +17,14 @@
  *   devmm_mem_free_preprocess_inner()) the free callback runs under the
  *   driver's lock and is then cleared; the table stays until put_pages,
  *   which must not be called from the callback (a deadlock there: WARN
- *   here).
+ *   here);
+ * - once the free callback returned, the driver may hand the HBM to
+ *   another context (hal_kernel_p2p_get_pages() note 4: "Once the
+ *   free_callback call is completed, must be ensured that the memory
+ *   corresponding to va is no longer used"): here its pages are filled
+ *   with a poison pattern at that moment and kept, and late_dma counts the
+ *   pages whose poison was overwritten since - a DMA after the callback
+ *   (65-peer-revoke.sh).
  * The physical addresses are those of the host pages backing each device
  * page, which are physically contiguous per device page (fake_vram.h
  * allocates them so), as an HBM page is: fxblk's peer queues map them for
@@ -27,8 +34,13 @@
  *   echo 1 > /sys/module/fake_ascend/parameters/revoke   free callback of
  *                                                         every pin (once)
  *   cat /sys/module/fake_ascend/parameters/pins           pins held now
+ *   cat /sys/module/fake_ascend/parameters/poisoned       pages poisoned
+ *                                                         after callbacks
+ *   cat /sys/module/fake_ascend/parameters/late_dma       of those, pages
+ *                                                         written since
  */
 #define FAKE_NAME "fake_ascend"
+#include <linux/highmem.h>
 #include <linux/io.h>
 #include <linux/module.h>
 #include <linux/sched.h>
@@ -41,6 +53,7 @@ struct fake_pin {
 	struct list_head node;
 	struct p2p_page_table table;
 	struct fake_region *region;
+	unsigned long first, nr;	/* host pages of the table in region */
 	void (*free_callback)(void *data);	/* NULL after the callback */
 	void *data;
 };
@@ -51,6 +64,18 @@ MODULE_PARM_DESC(page_size, "Device page size: 4096 (default) or 2097152 (huge-p
 
 static LIST_HEAD(fake_pins);
 static unsigned int fake_nr_pins;
+
+/* Pages freed by a free callback: poisoned then, kept to be checked. */
+struct fake_freed {
+	struct list_head node;
+	struct fake_region *region;	/* a reference */
+	unsigned long first, nr;
+};
+
+static LIST_HEAD(fake_freed_list);
+static unsigned long fake_nr_poisoned;
+/* "HBM FREE", 8 bytes repeated: what no data of the lab tests holds */
+static const u64 fake_poison = 0x45455246204d4248ULL;
 /* Set while a free callback runs (under fake_lock). */
 static struct task_struct *fake_in_callback;
 
@@ -70,6 +95,8 @@ static int fake_fill(struct fake_pin *p, u64 va, u64 len)
 	for (i = 0; i < n; i++)
 		p->table.pages_info[i].pa =
 			page_to_phys(p->region->pages[first + i * step]);
+	p->first = first;
+	p->nr = n * step;
 	p->table.version = P2P_GET_PAGE_VERSION;
 	p->table.page_size = fake_page_size;
 	p->table.page_num = n;
@@ -138,6 +165,51 @@ int hal_kernel_p2p_put_pages(struct p2p_page_table *page_table)
 }
 EXPORT_SYMBOL_GPL(hal_kernel_p2p_put_pages);
 
+static void fake_page_poison(struct page *page)
+{
+	u64 *v = kmap_local_page(page);
+	unsigned int i;
+
+	for (i = 0; i < PAGE_SIZE / sizeof(*v); i++)
+		WRITE_ONCE(v[i], fake_poison);
+	kunmap_local(v);
+}
+
+static bool fake_page_poisoned(struct page *page)
+{
+	u64 *v = kmap_local_page(page);
+	unsigned int i;
+	bool ok = true;
+
+	for (i = 0; i < PAGE_SIZE / sizeof(*v) && ok; i++)
+		ok = READ_ONCE(v[i]) == fake_poison;
+	kunmap_local(v);
+	return ok;
+}
+
+/*
+ * The driver reuses the HBM of @p the moment the callback returned: poison
+ * its pages now, and keep them (a region reference) for late_dma. Without
+ * memory for the record the pages are not poisoned, and the test sees
+ * fewer poisoned pages than it freed.
+ */
+static void fake_poison_pin(struct fake_pin *p)
+{
+	struct fake_freed *f = kzalloc(sizeof(*f), GFP_KERNEL);
+	unsigned long i;
+
+	if (!f)
+		return;
+	for (i = 0; i < p->nr; i++)
+		fake_page_poison(p->region->pages[p->first + i]);
+	kref_get(&p->region->ref);
+	f->region = p->region;
+	f->first = p->first;
+	f->nr = p->nr;
+	list_add_tail(&f->node, &fake_freed_list);
+	fake_nr_poisoned += p->nr;
+}
+
 /* One pin's free callback, once; the table stays until put_pages. */
 static void fake_free_callback(struct fake_pin *p)
 {
@@ -147,6 +219,7 @@ static void fake_free_callback(struct fake_pin *p)
 	WRITE_ONCE(fake_in_callback, current);
 	p->free_callback(p->data);
 	WRITE_ONCE(fake_in_callback, NULL);
+	fake_poison_pin(p);
 	p->free_callback = NULL;
 	p->data = NULL;
 }
@@ -177,6 +250,30 @@ static int fake_pins_get(char *buf, const struct kernel_param *kp)
 	return sysfs_emit(buf, "%u\n", READ_ONCE(fake_nr_pins));
 }
 
+static int fake_poisoned_get(char *buf, const struct kernel_param *kp)
+{
+	unsigned long n;
+
+	mutex_lock(&fake_lock);
+	n = fake_nr_poisoned;
+	mutex_unlock(&fake_lock);
+	return sysfs_emit(buf, "%lu\n", n);
+}
+
+/* Poisoned pages written since their callback returned. */
+static int fake_late_dma_get(char *buf, const struct kernel_param *kp)
+{
+	struct fake_freed *f;
+	unsigned long i, n = 0;
+
+	mutex_lock(&fake_lock);
+	list_for_each_entry(f, &fake_freed_list, node)
+		for (i = 0; i < f->nr; i++)
+			n += !fake_page_poisoned(f->region->pages[f->first + i]);
+	mutex_unlock(&fake_lock);
+	return sysfs_emit(buf, "%lu\n", n);
+}
+
 static const struct kernel_param_ops fake_revoke_ops = {
 	.set = fake_revoke_set,
 };
@@ -190,6 +287,19 @@ MODULE_PARM_DESC(revoke, "Write: call the free callback of every pin");
 module_param_cb(pins, &fake_pins_ops, NULL, 0444);
 MODULE_PARM_DESC(pins, "Pins held now");
 
+static const struct kernel_param_ops fake_poisoned_ops = {
+	.get = fake_poisoned_get,
+};
+
+static const struct kernel_param_ops fake_late_dma_ops = {
+	.get = fake_late_dma_get,
+};
+
+module_param_cb(poisoned, &fake_poisoned_ops, NULL, 0444);
+MODULE_PARM_DESC(poisoned, "Pages poisoned when their free callback returned");
+module_param_cb(late_dma, &fake_late_dma_ops, NULL, 0444);
+MODULE_PARM_DESC(late_dma, "Poisoned pages written since their free callback returned (a DMA after it)");
+
 static int __init fake_init(void)
 {
 	if (fake_page_size != PAGE_SIZE && fake_page_size != SZ_2M)
@@ -200,7 +310,13 @@ static int __init fake_init(void)
 
 static void __exit fake_exit(void)
 {
+	struct fake_freed *f, *tmp;
+
 	misc_deregister(&fake_misc);
+	list_for_each_entry_safe(f, tmp, &fake_freed_list, node) {
+		fake_region_put(f->region);
+		kfree(f);
+	}
 }
 
 module_init(fake_init);

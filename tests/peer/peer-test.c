@@ -20,6 +20,22 @@
  *                                        4 NVMe-oF/RDMA members, peer
  *                                        queues on): they finish or fail
  *                                        ENXIO, then the pin goes
+ *   peer-test revoke-held DEV MODE HOLD RELEASE
+ *                                        fake Ascend memory freed by its
+ *                                        driver while one peer READ into it
+ *                                        is held by the target (shell
+ *                                        commands HOLD before the RW and
+ *                                        RELEASE after: dmsetup suspend and
+ *                                        resume of the target's namespaces).
+ *                                        MODE wait: RELEASE 300 ms into the
+ *                                        callback (the commands complete
+ *                                        while it waits); fence: RELEASE
+ *                                        after it returned (its queues were
+ *                                        stopped). Either way no page the
+ *                                        fake poisoned when the callback
+ *                                        returned is written afterwards
+ *                                        (fake_ascend late_dma 0)
+ *                                        (65-peer-revoke.sh)
  *   peer-test cache DEV                  RW coherent with DEV's page cache,
  *                                        BLKROSET honoured
  *   peer-test badcount                   PROVIDERS with an input count
@@ -1213,6 +1229,144 @@ static int cmd_revoke_peerq(const char *path)
 	return 1;
 }
 
+/* Commands posted on the peer queues of the fxN of @path (debugfs). */
+static unsigned long peerq_inflight(const char *path)
+{
+	const char *name = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+	FILE *f = fopen("/sys/kernel/debug/fxblk/peerq", "r");
+	size_t nl = strlen(name);
+	unsigned long n = 0, v;
+	char line[2048], *p;
+
+	if (!f)
+		fail("open /sys/kernel/debug/fxblk/peerq: %s", strerror(errno));
+	while (fgets(line, sizeof(line), f)) {
+		if (strncmp(line, name, nl) || line[nl] != ' ')
+			continue;
+		p = strstr(line, " inflight=");
+		if (p && sscanf(p, " inflight=%lu", &v) == 1)
+			n += v;
+	}
+	fclose(f);
+	return n;
+}
+
+static void run_cmd(const char *what, const char *cmd)
+{
+	int st = system(cmd);
+
+	if (st == -1 || !WIFEXITED(st) || WEXITSTATUS(st))
+		fail("%s: '%s' exited with status %d", what, cmd, st);
+}
+
+static double now_ms(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
+}
+
+struct held_rw {
+	pthread_t t;
+	int ctl, dev;
+	uint64_t h, len;
+	int err;			/* errno of the RW, 0: it moved the data */
+};
+
+static void *held_rw_fn(void *arg)
+{
+	struct held_rw *a = arg;
+
+	a->err = rw(a->ctl, a->h, FXBLK_PEER_OP_READ, a->dev, 0, 0, a->len) ?
+		 errno : 0;
+	return NULL;
+}
+
+struct held_release {
+	pthread_t t;
+	const char *cmd;
+};
+
+static void *held_release_fn(void *arg)
+{
+	struct held_release *a = arg;
+
+	usleep(300000);
+	run_cmd("RELEASE", a->cmd);
+	return NULL;
+}
+
+/*
+ * One 4 MiB peer READ into fake Ascend memory (64 KiB chunks: pieces on
+ * every member), held by the target; the driver frees the memory while
+ * its commands are posted. After all settled, no poisoned page was
+ * written: the callback returned only once no DMA could reach the memory.
+ */
+static int cmd_revoke_held(const char *path, const char *mode,
+			   const char *hold, const char *release)
+{
+	const size_t len = 4 * MiB;
+	int ctl = open_ctl(), dev = open(path, O_RDONLY | O_CLOEXEC), i;
+	unsigned char *buf = map_fake("fake_ascend", len, 4096);
+	int wait_mode = !strcmp(mode, "wait");
+	struct held_release rel = { .cmd = release };
+	struct fxblk_peer_register r;
+	struct held_rw th;
+	unsigned long n, late, poisoned0 = fake_param("fake_ascend", "poisoned");
+	double t0, t1;
+
+	if (dev < 0)
+		fail("open %s: %s", path, strerror(errno));
+	if (!wait_mode && strcmp(mode, "fence"))
+		fail("mode %s: wait or fence", mode);
+	expect(reg(ctl, FXBLK_PEER_PROV_ASCEND, 0, (uintptr_t)buf, len, &r), 0,
+	       "REGISTER 4 MiB of fake Ascend memory");
+	run_cmd("HOLD", hold);
+	th = (struct held_rw){ .ctl = ctl, .dev = dev, .h = r.handle,
+			       .len = len };
+	if (pthread_create(&th.t, NULL, held_rw_fn, &th))
+		fail("pthread_create");
+	/* until the RW's commands are posted and held by the target */
+	for (i = 0; i < 1000 && (n = peerq_inflight(path)) < 4; i++)
+		usleep(10000);
+	if (n < 4)
+		fail("the held RW has %lu commands on the peer queues, expected one per member at least", n);
+	good("%lu peer-queue commands held by the target", n);
+	if (wait_mode && pthread_create(&rel.t, NULL, held_release_fn, &rel))
+		fail("pthread_create");
+	t0 = now_ms();
+	trigger_revoke("fake_ascend");
+	t1 = now_ms();
+	printf("the free callback returned after %.0f ms; %lu commands on the peer queues then\n",
+	       t1 - t0, peerq_inflight(path));
+	if (wait_mode)
+		pthread_join(rel.t, NULL);
+	else
+		run_cmd("RELEASE", release);
+	pthread_join(th.t, NULL);
+	if (th.err && th.err != ENXIO)
+		fail("the held RW failed with %s, not ENXIO", strerror(th.err));
+	good("the held RW: %s", th.err ? strerror(th.err) : "moved its 4 MiB");
+	/* the target's late data (if any) has landed once nothing is posted */
+	for (i = 0; i < 1000 && peerq_inflight(path); i++)
+		usleep(10000);
+	sleep(2);
+	n = fake_param("fake_ascend", "poisoned") - poisoned0;
+	if (n != len / 4096)
+		fail("the fake poisoned %lu pages at the callback, expected %zu", n,
+		     len / 4096);
+	late = fake_param("fake_ascend", "late_dma");
+	if (late)
+		fail("%lu of the %lu pages poisoned when the free callback returned were written afterwards: DMA into freed device memory",
+		     late, n);
+	good("none of the %lu pages poisoned when the free callback returned was written afterwards", n);
+	expect_pinned(ctl, FXBLK_PEER_PROV_ASCEND, 0, "after the revoke work");
+	expect(dereg(ctl, r.handle), 0, "DEREGISTER the revoked handle");
+	munmap(buf, len);
+	return 0;
+}
+
 static int cmd_badcount(void)
 {
 	static const uint32_t counts[] = { 1, 4, 5, 8, 64, 0xffffffffu };
@@ -1627,6 +1781,8 @@ int main(int argc, char **argv)
 		return cmd_revoke_io(argv[2]);
 	if (argc == 3 && !strcmp(argv[1], "revoke-peerq"))
 		return cmd_revoke_peerq(argv[2]);
+	if (argc == 6 && !strcmp(argv[1], "revoke-held"))
+		return cmd_revoke_held(argv[2], argv[3], argv[4], argv[5]);
 	if (argc == 3 && !strcmp(argv[1], "cache"))
 		return cmd_cache(argv[2]);
 	if ((argc == 4 || argc == 5) && !strcmp(argv[1], "p2pmem"))
