@@ -363,10 +363,79 @@ static void fxblk_peer_revoke_work(struct work_struct *work)
 	fxblk_peer_reg_put(reg);	/* the work's */
 }
 
+bool fxblk_peer_dma_get(struct fxblk_peer_reg *reg)
+{
+	unsigned long flags;
+	bool ok;
+
+	spin_lock_irqsave(&reg->lock, flags);
+	ok = !reg->revoked;
+	if (ok)
+		atomic_inc(&reg->dma_inflight);
+	spin_unlock_irqrestore(&reg->lock, flags);
+	return ok;
+}
+
+/* From a command's completion (softirq) or abort; @reg outlives its RW. */
+void fxblk_peer_dma_put(struct fxblk_peer_reg *reg)
+{
+	if (atomic_dec_and_test(&reg->dma_inflight))
+		wake_up_all(&fxblk_peer_idle);
+}
+
 /*
- * Vendor callback (a free callback): refuse new I/O and leave the rest to
- * the work item, because vendors forbid putting pages from inside their
- * callback (Ascend says so; nvidia_p2p deadlocks).
+ * How long a free callback waits for the peer-queue commands on the
+ * memory to complete before it stops their queue pairs. Commands a live
+ * target serves complete in milliseconds; one that holds them (a stalled
+ * array, a suspended namespace) would otherwise hold the vendor's free,
+ * under its lock, for the 30 s of an RW's timeout.
+ */
+#define FXBLK_PEER_FENCE_WAIT	HZ
+
+/*
+ * No command may move data to or from @reg's memory after this returns
+ * (@reg is revoked: no new command is posted on it). Wait for the ones
+ * posted, bounded; then stop the associations that still hold some: after
+ * rdma_disconnect() and ib_drain_qp() the queue pair is in the error state
+ * and its NIC answers no RDMA READ or WRITE of the target with the
+ * registrations' keys, as nvme_rdma_stop_queue() ends a queue. Again until
+ * none is left: a command counted before the revoke may be posted on
+ * another association after the first stop.
+ */
+static void fxblk_peer_fence(struct fxblk_peer_reg *reg)
+{
+	while (!wait_event_timeout(fxblk_peer_idle,
+				   !atomic_read(&reg->dma_inflight),
+				   FXBLK_PEER_FENCE_WAIT)) {
+		pr_warn_ratelimited("%s memory revoked with %d peer-queue commands on it in flight: stopping their queues\n",
+				    reg->ops->name,
+				    atomic_read(&reg->dma_inflight));
+		fxblk_peerq_fence(reg);
+	}
+}
+
+/*
+ * Vendor callback (a free callback, a dma-buf move): refuse new I/O, fence
+ * the NIC's DMA to the memory, and leave the unpin to the work item,
+ * because vendors forbid putting pages from inside their callback (Ascend
+ * says so; nvidia_p2p deadlocks). Returning means the memory is no longer
+ * used, which is the vendors' contract:
+ * - Ascend, ascend_kernel_hal.h (verylucky01/driver at aff95158),
+ *   hal_kernel_p2p_get_pages() note 4: "Once the free_callback call is
+ *   completed, must be ensured that the memory corresponding to va is no
+ *   longer used", and note 6: the callback must not wait for
+ *   hal_kernel_p2p_put_pages() - the fence waits for commands only, the
+ *   put is the work's;
+ * - amd_rdma v1 (kfd_rdma.c run_rdma_free_callback()): kfd frees the
+ *   pages as soon as the callback returns (v1 memory never reaches a NIC
+ *   here: nothing to fence; v2 never calls it);
+ * - dma-buf (include/linux/dma-buf.h, 6.12, struct dma_buf_attach_ops
+ *   @move_notify, called under the buffer's dma_resv lock): the exporter
+ *   moves the buffer once the fences in its dma_resv signalled; fxblk adds
+ *   none for its commands, so it stops them here, as mlx5's
+ *   mlx5_ib_dmabuf_invalidate_cb() zaps its MR synchronously.
+ * It sleeps: the vendors call it in process context (aclrtFree or process
+ * exit, kfd's free ioctl or release work, the exporter's move).
  */
 void fxblk_peer_revoke(void *data)
 {
@@ -374,6 +443,7 @@ void fxblk_peer_revoke(void *data)
 	unsigned long flags;
 	bool first;
 
+	might_sleep();
 	spin_lock_irqsave(&reg->lock, flags);
 	first = !reg->revoked;
 	if (first) {
@@ -383,26 +453,46 @@ void fxblk_peer_revoke(void *data)
 		kref_get(&reg->ref);
 	}
 	spin_unlock_irqrestore(&reg->lock, flags);
+	/* a second callback returns after the fence as well */
+	fxblk_peer_fence(reg);
 	if (first)
 		queue_work(fxblk_peer_wq, &reg->revoke_work);
 }
 EXPORT_SYMBOL_GPL(fxblk_peer_revoke);
 
+/* A host registration in service not revoked yet, with a reference. */
+static struct fxblk_peer_reg *fxblk_peer_next_host(void)
+{
+	struct fxblk_peer_reg *reg, *found = NULL;
+
+	spin_lock(&fxblk_peer_all_lock);
+	list_for_each_entry(reg, &fxblk_peer_all, node)
+		if (reg->ops->id == FXBLK_PEER_PROV_HOST &&
+		    !READ_ONCE(reg->revoked)) {
+			kref_get(&reg->ref);
+			found = reg;
+			break;
+		}
+	spin_unlock(&fxblk_peer_all_lock);
+	return found;
+}
+
 /*
  * Test hook: revoke every host registration as a vendor's free callback
  * would, so that revocation can be tested with I/O in flight (memory that
- * vendors revoke cannot take FXBLK_PEER_IOC_RW).
+ * vendors revoke cannot take FXBLK_PEER_IOC_RW). The callback sleeps: one
+ * registration at a time, outside the list's lock. Bios of the block path
+ * are not fenced (only host memory takes it, pinned until they complete).
  */
 static int fxblk_peer_revoke_host_set(const char *val,
 				      const struct kernel_param *kp)
 {
 	struct fxblk_peer_reg *reg;
 
-	spin_lock(&fxblk_peer_all_lock);
-	list_for_each_entry(reg, &fxblk_peer_all, node)
-		if (reg->ops->id == FXBLK_PEER_PROV_HOST)
-			fxblk_peer_revoke(reg);
-	spin_unlock(&fxblk_peer_all_lock);
+	while ((reg = fxblk_peer_next_host())) {
+		fxblk_peer_revoke(reg);
+		fxblk_peer_reg_put(reg);
+	}
 	return 0;
 }
 
@@ -579,6 +669,7 @@ static struct fxblk_peer_reg *fxblk_peer_reg_alloc(struct fxblk_peer_ctx *ctx,
 	reg->len = a->len;
 	spin_lock_init(&reg->lock);
 	atomic_set(&reg->inflight, 0);
+	atomic_set(&reg->dma_inflight, 0);
 	mutex_init(&reg->pin_lock);
 	INIT_WORK(&reg->revoke_work, fxblk_peer_revoke_work);
 	mutex_init(&reg->map_lock);

@@ -12,7 +12,9 @@
  * and amd_rdma look the memory up by the current process), and unpins it
  * from process context later: DEREGISTER, the context's release, or the
  * revoke work. A vendor that takes its memory back calls
- * fxblk_peer_revoke() from its callback; pages are never put from there.
+ * fxblk_peer_revoke() from its callback, which returns only once no NIC
+ * can move data to or from the memory any more; pages are never put from
+ * there.
  */
 #ifndef FXBLK_PEER_H
 #define FXBLK_PEER_H
@@ -61,6 +63,13 @@ struct fxblk_peer_reg {
 	bool revoked;			/* the vendor took it back */
 	bool dead;			/* deregistered or context closing */
 	atomic_t inflight;		/* RW I/Os not completed */
+	/*
+	 * Peer-queue commands whose data is this memory, from just before
+	 * their post to their completion or abort (fxblk_peer_dma_get()).
+	 * Raised under @lock only while !@revoked: the fence of
+	 * fxblk_peer_revoke() waits for it to reach 0.
+	 */
+	atomic_t dma_inflight;
 	struct mutex pin_lock;		/* serialises the one unpin */
 	bool pinned;
 	struct work_struct revoke_work;
@@ -128,8 +137,19 @@ void fxblk_peer_unregister_provider(const struct fxblk_peer_ops *ops);
 #define FXBLK_PEER_NOT_DIRECT_PEERQ \
 	"direct: only over fxblk's peer queues (peer_queues=1, NVMe-oF/RDMA members); libfxio stages it elsewhere"
 
-/* Vendor callback: the memory of @reg goes away. Any context. */
+/*
+ * Vendor callback: the memory of @reg goes away. Process context (it
+ * sleeps): returns once no command of fxblk's peer queues can move data
+ * to or from the memory (see fxblk_peer.c); the pages go later.
+ */
 void fxblk_peer_revoke(void *reg);
+/*
+ * For fxblk_peerq.c, around each command whose data is @reg's memory:
+ * false once @reg is revoked (the command must not be posted); else the
+ * command is counted until fxblk_peer_dma_put().
+ */
+bool fxblk_peer_dma_get(struct fxblk_peer_reg *reg);
+void fxblk_peer_dma_put(struct fxblk_peer_reg *reg);
 /* The device DMA-address-only memory is mapped for (see fxblk_peer.c). */
 struct device *fxblk_peer_dma_dev(void);
 /*

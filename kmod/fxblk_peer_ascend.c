@@ -22,7 +22,10 @@
  * - on free (aclrtFree, process exit) the free callback runs under the
  *   driver's p2p lock, then the callback is cleared but the table is kept
  *   until put_pages, which must therefore still be called after a
- *   callback, and never from inside it (fxblk_peer_revoke() defers it).
+ *   callback, and never from inside it (fxblk_peer_revoke() defers it);
+ * - once the callback returned the memory must no longer be used (the
+ *   header's note 4): fxblk_peer_revoke() returns only after the peer
+ *   queues' commands on it completed or their queue pairs were stopped.
  */
 #include <linux/log2.h>
 #include <linux/module.h>

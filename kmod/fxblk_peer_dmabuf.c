@@ -16,8 +16,10 @@
  * pinned, as ib_umem_dmabuf_get_pinned() attaches for an RDMA NIC
  * (drivers/infiniband/core/umem_dmabuf.c): an exporter does not move a
  * pinned buffer, so move_notify is not expected; if it comes, the handle
- * is revoked (fxblk_peer_revoke(): the RWs in flight finish, then the
- * mapping goes). Without peer queues the memory is staged by libfxio
+ * is revoked (fxblk_peer_revoke(), under the buffer's reservation lock:
+ * the peer queues' commands on it complete or their queue pairs are
+ * stopped before it returns, then the mapping goes from the revoke work).
+ * Without peer queues the memory is staged by libfxio
  * (FXBLK_PEER_IOC_RW: EREMOTEIO).
  */
 #include <linux/dma-buf.h>

@@ -1630,6 +1630,7 @@ struct fxblk_peerq_batch {
 struct fxblk_peerq_piece {
 	struct fxblk_peerq_batch *b;
 	struct fxblk_peerq_ctrl *ctrl;
+	struct fxblk_peer_reg *reg;	/* counted: fxblk_peer_dma_get() */
 	struct sg_table sgt;
 	u32 bytes;
 	bool write;
@@ -1678,6 +1679,7 @@ static void fxblk_peerq_piece_done(void *priv, u16 status,
 			set_bit(FXBLK_PEERQ_UNFLUSHED,
 				&p->ctrl->m->peerq_unflushed);
 	}
+	fxblk_peer_dma_put(p->reg);
 	sg_free_table(&p->sgt);
 	kfree(p);
 	fxblk_peerq_batch_put(b);
@@ -1748,6 +1750,13 @@ static int fxblk_peerq_piece(struct fxblk_peerq_batch *b,
 		kfree(p);
 		return ret;
 	}
+	/* revoked: nothing more moves (fxblk_peer_revoke() waits for these) */
+	p->reg = reg;
+	if (!fxblk_peer_dma_get(reg)) {
+		sg_free_table(&p->sgt);
+		kfree(p);
+		return -ENXIO;
+	}
 	c.rw.opcode = write ? nvme_cmd_write : nvme_cmd_read;
 	c.rw.nsid = cpu_to_le32(ctrl->nsid);
 	c.rw.slba = cpu_to_le64(lba);
@@ -1761,6 +1770,7 @@ static int fxblk_peerq_piece(struct fxblk_peerq_batch *b,
 				fxblk_peerq_piece_done, p);
 	if (ret) {
 		atomic_dec(&b->pending);
+		fxblk_peer_dma_put(reg);
 		sg_free_table(&p->sgt);
 		kfree(p);
 	}
@@ -1879,6 +1889,12 @@ int fxblk_peerq_rw(struct block_device *bdev, struct fxblk_peer_reg *reg,
 	if (!ret)
 		ret = b.error;
 	/*
+	 * The provider took the memory back meanwhile: its pieces were not
+	 * sent, or were aborted by the fence (fxblk_peer_revoke()).
+	 */
+	if (ret && READ_ONCE(reg->revoked))
+		ret = -ENXIO;
+	/*
 	 * A queue went down under the I/O: the block path moves the whole
 	 * range again (the kernel's controller has its own queues).
 	 */
@@ -1888,6 +1904,64 @@ out_ref:
 	kfree(b.dma);
 	percpu_ref_put(&vol->active);
 	return ret;
+}
+
+/*
+ * Whether @q holds a posted command whose data is @reg's memory. A posted
+ * command's piece lives until fxblk_peerq_put() clears @posted under
+ * q->lock.
+ */
+static bool fxblk_peerq_queue_moves(struct fxblk_peerq_queue *q,
+				    struct fxblk_peer_reg *reg)
+{
+	struct fxblk_peerq_piece *p;
+	unsigned long flags;
+	bool found = false;
+	unsigned int i;
+
+	spin_lock_irqsave(&q->lock, flags);
+	for (i = 0; i < q->depth && !found; i++) {
+		if (!q->cmds[i].posted ||
+		    q->cmds[i].done != fxblk_peerq_piece_done)
+			continue;
+		p = q->cmds[i].priv;
+		found = p->reg == reg;
+	}
+	spin_unlock_irqrestore(&q->lock, flags);
+	return found;
+}
+
+/*
+ * @ctrl is LIVE under its stop_lock: both queues were opened and no
+ * teardown has begun (a teardown stops first, under that lock), so its
+ * slots stay while the lock is held.
+ */
+static bool fxblk_peerq_ctrl_moves(struct fxblk_peerq_ctrl *ctrl,
+				   struct fxblk_peer_reg *reg)
+{
+	bool found;
+
+	mutex_lock(&ctrl->stop_lock);
+	found = ctrl->state == FXBLK_PEERQ_LIVE &&
+		fxblk_peerq_queue_moves(&ctrl->io, reg);
+	mutex_unlock(&ctrl->stop_lock);
+	return found;
+}
+
+/*
+ * Only the associations with a command on @reg go down (their other RWs
+ * take the block path or are staged, as after any stop); the list's lock
+ * keeps each ctrl allocated (fxblk_peerq_ctrl_free() unlinks it first).
+ */
+void fxblk_peerq_fence(struct fxblk_peer_reg *reg)
+{
+	struct fxblk_peerq_ctrl *ctrl;
+
+	mutex_lock(&fxblk_peerq_ctrls_lock);
+	list_for_each_entry(ctrl, &fxblk_peerq_ctrls, node)
+		if (fxblk_peerq_ctrl_moves(ctrl, reg))
+			fxblk_peerq_stop(ctrl, "peer memory revoked with I/O in flight");
+	mutex_unlock(&fxblk_peerq_ctrls_lock);
 }
 
 /* ---- flush ------------------------------------------------------------- */

@@ -37,6 +37,11 @@ void fxblk_peerq_member_info(struct fxblk_member *m, u32 *state, char *nic,
  */
 int fxblk_peerq_rw(struct block_device *bdev, struct fxblk_peer_reg *reg,
 		   u64 pos, u64 dev_off, u64 len, bool write, bool fua);
+/*
+ * Stop every association with a command posted whose data is @reg's
+ * memory (process context): no NIC moves that memory after it returns.
+ */
+void fxblk_peerq_fence(struct fxblk_peer_reg *reg);
 /* A member's peer queue completed writes no Flush has covered yet. */
 bool fxblk_peerq_flush_due(struct fxblk_volume *vol);
 /* Flush those (process context); -EIO if one could not be. */
@@ -71,6 +76,10 @@ static inline int fxblk_peerq_rw(struct block_device *bdev,
 				 u64 dev_off, u64 len, bool write, bool fua)
 {
 	return -EOPNOTSUPP;
+}
+
+static inline void fxblk_peerq_fence(struct fxblk_peer_reg *reg)
+{
 }
 
 static inline bool fxblk_peerq_flush_due(struct fxblk_volume *vol)
