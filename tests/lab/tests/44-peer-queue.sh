@@ -47,7 +47,8 @@
 #   (fxio-cp ascend, ACL memory, no AscendCL runtime) a read and a write
 #   take the direct path with the staged pipeline unused; the driver's free
 #   callback while 4 threads' peer RWs of its memory are in flight: those
-#   finish, later ones fail ENXIO, then the NIC mappings and the table go
+#   finish or fail ENXIO (the callback fences their commands, 65 shows
+#   it), later ones fail ENXIO, then the NIC mappings and the table go
 #   (peer-test revoke-peerq, retried until an RW was in flight);
 # - a dma-buf (udmabuf; 6.12 and 7.3, Debian's 6.1 has none): attached,
 #   pinned and mapped for the NIC (for rxe through the control node's
