@@ -23,6 +23,8 @@ set -euo pipefail
 CACHE=${FXBLK_CACHE:-/var/cache/fxblk}
 DEBS=$CACHE/debs
 A64=$CACHE/arm64
+# shellcheck source=scripts/lib-fetch.sh
+. "$(dirname "$(readlink -f "$0")")/lib-fetch.sh"
 log() { echo "fetch-arm64-lab: $*" >&2; }
 die() { echo "fetch-arm64-lab: error: $*" >&2; exit 1; }
 
@@ -69,9 +71,10 @@ kernel() {
 	}
 	mkdir -p "$DEBS"
 	if ! ls "$DEBS/${pkg}_"*_arm64.deb >/dev/null 2>&1; then
-		fapt update >/dev/null || die "apt update (arm64) failed"
+		fetch_retry "apt-get update (arm64)" fapt "${APT_NET[@]}" update >/dev/null || die "apt update (arm64) failed"
 		log "downloading $pkg (arm64)"
-		(cd "$DEBS" && fapt -o APT::Sandbox::User=root download "$pkg:arm64" >/dev/null) ||
+		(cd "$DEBS" && fetch_retry "apt-get download $pkg:arm64" fapt "${APT_NET[@]}" \
+			-o APT::Sandbox::User=root download "$pkg:arm64" >/dev/null) ||
 			die "apt download $pkg:arm64 failed (not in bookworm(-security) any more?)"
 	fi
 	rm -rf "$d"
@@ -101,12 +104,16 @@ sysroot() {
 		return
 	fi
 	log "extracting an arm64 Debian 12 tree with ${#PKGS[@]} packages (and their dependencies) into $t"
-	rm -rf "$t.tmp"
-	mmdebstrap --quiet --variant=extract --arch=arm64 --mode=root \
-		--include="$(IFS=,; echo "${PKGS[*]}")" bookworm "$t.tmp" \
-		"deb [signed-by=$KR] $DEB bookworm main" \
-		"deb [signed-by=$KR] $SEC bookworm-security main" ||
-		die "mmdebstrap (arm64, extract) failed"
+	# each attempt starts from nothing (mmdebstrap wants an empty target)
+	extract() {
+		rm -rf "$t.tmp"
+		mmdebstrap --quiet --variant=extract --arch=arm64 --mode=root \
+			--aptopt="Acquire::Retries \"${FXBLK_APT_RETRIES:-3}\"" \
+			--include="$(IFS=,; echo "${PKGS[*]}")" bookworm "$t.tmp" \
+			"deb [signed-by=$KR] $DEB bookworm main" \
+			"deb [signed-by=$KR] $SEC bookworm-security main"
+	}
+	fetch_retry "mmdebstrap (arm64)" extract >&2 || die "mmdebstrap (arm64, extract) failed"
 	# absolute symlinks (e.g. lib*.so -> /lib/...) would point into the
 	# host when the tree is a sysroot: make them relative to the tree
 	while IFS= read -r -d '' l; do

@@ -20,6 +20,8 @@ TOP=$(cd "$(dirname "$(readlink -f "$0")")/.." && pwd)
 SUITE=bookworm
 C=$CACHE/chroot/$SUITE-build
 A=$C.archives
+# shellcheck source=scripts/lib-fetch.sh
+. "$(dirname "$(readlink -f "$0")")/lib-fetch.sh"
 log() { echo "fetch-build-chroot: $*" >&2; }
 die() { echo "fetch-build-chroot: error: $*" >&2; exit 1; }
 [ "$(id -u)" = 0 ] || die "must run as root (debootstrap, chroot)"
@@ -33,14 +35,16 @@ if [ ! -f "$C/.done" ]; then
 	log "debootstrap --variant=buildd $SUITE into $C (from $m)"
 	rm -rf "$C.tmp"
 	mkdir -p "$CACHE/chroot"
-	debootstrap --variant=buildd "$SUITE" "$C.tmp" "$m" > "$C.debootstrap.log" 2>&1 ||
+	fetch_retry "debootstrap $SUITE (buildd)" debootstrap_clean "$C.tmp" --variant=buildd \
+		"$SUITE" "$C.tmp" "$m" > "$C.debootstrap.log" 2>&1 ||
 		die "debootstrap failed, see $C.debootstrap.log"
 	printf 'deb %s %s main\ndeb %s %s-updates main\ndeb http://security.debian.org/debian-security %s-security main\n' \
 		"$m" "$SUITE" "$m" "$SUITE" "$SUITE" > "$C.tmp/etc/apt/sources.list"
 	# the overlays' downloads land in $A (bound to /var/cache/apt/archives)
 	echo 'APT::Keep-Downloaded-Packages "true";' > "$C.tmp/etc/apt/apt.conf.d/90fxblk"
 	echo 'APT::Install-Recommends "false";' >> "$C.tmp/etc/apt/apt.conf.d/90fxblk"
-	"$TOP/scripts/chroot-run.sh" "$C.tmp" -- apt-get update -q > /dev/null ||
+	fetch_retry "apt-get update in the build chroot" "$TOP/scripts/chroot-run.sh" "$C.tmp" -- \
+		apt-get update -q "${APT_NET[@]}" > /dev/null ||
 		die "apt-get update in the build chroot failed"
 	"$TOP/scripts/chroot-run.sh" "$C.tmp" -- apt-get clean
 	rm -rf "$C"
@@ -48,7 +52,8 @@ if [ ! -f "$C/.done" ]; then
 	touch "$C/.done"
 elif [ "${FXBLK_DEPS_REFRESH:-0}" = 1 ]; then
 	log "apt-get update in $C"
-	"$TOP/scripts/chroot-run.sh" "$C" -- apt-get update -q > /dev/null
+	fetch_retry "apt-get update in $C" "$TOP/scripts/chroot-run.sh" "$C" -- \
+		apt-get update -q "${APT_NET[@]}" > /dev/null || die "apt-get update in $C failed"
 fi
 # dpkg without fsync in the throw-away overlays (as sbuild and pbuilder
 # set up their chroots): installing the Build-Depends is minutes with it
@@ -57,7 +62,8 @@ mkdir -p "$A/partial"
 # Download the Build-Depends (into an overlay: the base stays as it is).
 # shellcheck source=scripts/build-chroot.sh
 . "$TOP/scripts/build-chroot.sh"
-build_chroot_run "$TOP" -- apt-get build-dep -q -y --download-only /src > "$A.log" 2>&1 ||
+fetch_retry "apt-get build-dep --download-only" build_chroot_run "$TOP" -- \
+	apt-get build-dep -q -y "${APT_NET[@]}" --download-only /src > "$A.log" 2>&1 ||
 	{ tail -n 20 "$A.log"; die "apt-get build-dep --download-only failed (log: $A.log)"; }
 
 # Ubuntu 22.04's cmake (3.22.1, the oldest CMake fxblk supports): the .debs
@@ -69,7 +75,8 @@ if [ ! -x "$CM/usr/bin/cmake" ]; then
 	log "fetching Ubuntu 22.04's cmake 3.22.1 into $CM"
 	rm -rf "$CM.tmp" && mkdir -p "$CM.tmp"
 	for d in cmake_3.22.1-1ubuntu1_amd64.deb cmake-data_3.22.1-1ubuntu1_all.deb; do
-		curl -fsSL -o "$CM.tmp/$d" "http://archive.ubuntu.com/ubuntu/pool/main/c/cmake/$d" ||
+		fetch_retry "download $d" curl -fsSL --retry 3 -o "$CM.tmp/$d" \
+			"http://archive.ubuntu.com/ubuntu/pool/main/c/cmake/$d" ||
 			die "cannot download $d from archive.ubuntu.com"
 		dpkg -x "$CM.tmp/$d" "$CM.tmp"
 		rm -f "$CM.tmp/$d"

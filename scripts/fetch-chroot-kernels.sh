@@ -40,7 +40,19 @@ TOP=$(cd "$(dirname "$(readlink -f "$0")")/.." && pwd)
 RUN=$TOP/scripts/chroot-run.sh
 # series:suite-to-bootstrap:suite-the-kernel-comes-from
 SERIES=${FXBLK_CHROOT_SERIES:-"7.3:trixie:trixie-backports 7.2:sid:sid"}
+# scripts/fetch-chroot-kernels.sh [SERIES...]: only those (make deps runs
+# each by itself, so that one suite's mirror being synced costs only its kernel)
+if [ $# -gt 0 ]; then
+	sel=
+	for ent in $SERIES; do
+		[[ " $* " != *" ${ent%%:*} "* ]] || sel+="$ent "
+	done
+	[ -n "$sel" ] || { echo "fetch-chroot-kernels: error: no series '$*' in '$SERIES'" >&2; exit 1; }
+	SERIES=${sel% }
+fi
 
+# shellcheck source=scripts/lib-fetch.sh
+. "$(dirname "$(readlink -f "$0")")/lib-fetch.sh"
 log() { echo "fetch-chroot-kernels: $*" >&2; }
 die() { echo "fetch-chroot-kernels: error: $*" >&2; exit 1; }
 [ "$(id -u)" = 0 ] || die "must run as root (debootstrap, chroot)"
@@ -62,8 +74,9 @@ make_chroot() {
 		log "debootstrap $suite into $c (from $m)"
 		rm -rf "$c.tmp"
 		mkdir -p "$CACHE/chroot"
-		debootstrap --variant=minbase --include=make,gcc,libc6-dev,ca-certificates \
-			"$suite" "$c.tmp" "$m" > "$CACHE/chroot/$suite.debootstrap.log" 2>&1 ||
+		fetch_retry "debootstrap $suite" debootstrap_clean "$c.tmp" --variant=minbase \
+			--include=make,gcc,libc6-dev,ca-certificates "$suite" "$c.tmp" "$m" \
+			> "$CACHE/chroot/$suite.debootstrap.log" 2>&1 ||
 			die "debootstrap $suite failed, see $CACHE/chroot/$suite.debootstrap.log"
 		rm -rf "$c"
 		mv "$c.tmp" "$c"
@@ -78,7 +91,8 @@ make_chroot() {
 	if ! cmp -s "$c/etc/apt/sources.list.new" "$c/etc/apt/sources.list" ||
 		[ "${FXBLK_DEPS_REFRESH:-0}" = 1 ]; then
 		mv "$c/etc/apt/sources.list.new" "$c/etc/apt/sources.list"
-		"$RUN" "$c" -- apt-get -q update >/dev/null || die "apt-get update in $c failed"
+		fetch_retry "apt-get update in $c" "$RUN" "$c" -- apt-get -q "${APT_NET[@]}" update >/dev/null ||
+			die "apt-get update in $c failed"
 	else
 		rm -f "$c/etc/apt/sources.list.new"
 	fi
@@ -118,7 +132,8 @@ fetch_one() {	# fetch_one KVER CHROOT
 		return
 	fi
 	log "installing linux-headers-$kver (+ kbuild, compiler) in $c"
-	"$RUN" "$c" -- env DEBIAN_FRONTEND=noninteractive apt-get -q -y \
+	fetch_retry "apt-get install linux-headers-$kver in $c" "$RUN" "$c" -- \
+		env DEBIAN_FRONTEND=noninteractive apt-get -q -y "${APT_NET[@]}" \
 		--no-install-recommends install "linux-headers-$kver" pahole >/dev/null ||
 		die "apt-get install linux-headers-$kver in $c failed"
 	# The image: linux-image-<kver>-unsigned where it exists (Debian <= 6.x);
@@ -136,7 +151,8 @@ fetch_one() {	# fetch_one KVER CHROOT
 		ls "$DEBS/${p}_"*.deb >/dev/null 2>&1 && continue
 		log "downloading $p"
 		rm -rf "$c/tmp/fxdl" && mkdir -p "$c/tmp/fxdl"
-		"$RUN" "$c" --cwd /tmp/fxdl -- apt-get -q -o APT::Sandbox::User=root download "$p" >/dev/null ||
+		fetch_retry "apt-get download $p in $c" "$RUN" "$c" --cwd /tmp/fxdl -- apt-get -q "${APT_NET[@]}" \
+			-o APT::Sandbox::User=root download "$p" >/dev/null ||
 			die "apt-get download $p failed"
 		mv "$c/tmp/fxdl/${p}_"*.deb "$DEBS/"
 		rm -rf "$c/tmp/fxdl"
@@ -166,7 +182,8 @@ fetch_one() {	# fetch_one KVER CHROOT
 with_dkms() {
 	[ -x "$1/usr/sbin/dkms" ] && return
 	log "installing dkms in $1"
-	"$RUN" "$1" -- env DEBIAN_FRONTEND=noninteractive apt-get -q -y \
+	fetch_retry "apt-get install dkms in $1" "$RUN" "$1" -- \
+		env DEBIAN_FRONTEND=noninteractive apt-get -q -y "${APT_NET[@]}" \
 		--no-install-recommends install dkms >/dev/null ||
 		die "apt-get install dkms in $1 failed"
 }
@@ -199,4 +216,4 @@ main() {
 	printf '%s\n' "${lines[@]}"
 }
 
-main "$@"
+main

@@ -22,6 +22,8 @@
 set -euo pipefail
 CACHE=${FXBLK_CACHE:-/var/cache/fxblk}
 DEBS=$CACHE/debs
+# shellcheck source=scripts/lib-fetch.sh
+. "$(dirname "$(readlink -f "$0")")/lib-fetch.sh"
 log() { echo "fetch-foreign-headers: $*" >&2; }
 die() { echo "fetch-foreign-headers: error: $*" >&2; exit 1; }
 
@@ -66,19 +68,21 @@ fetch() {	# fetch ARCH
 	kr=/usr/share/keyrings/debian-archive-keyring.gpg
 	printf 'deb [signed-by=%s] %s bookworm main\ndeb [signed-by=%s] %s bookworm-security main\n' \
 		"$kr" "$deb" "$kr" "$sec" > "$a/sources.list"
-	fapt update >/dev/null || die "apt update ($arch) failed"
+	fetch_retry "apt-get update ($arch)" fapt "${APT_NET[@]}" update >/dev/null || die "apt update ($arch) failed"
 	# the amd64 packages of the same kernel: -common (arch all) and kbuild
 	dep() { apt-cache depends "linux-headers-$k64" | sed -n 's/^ *|\?Depends: //p' | grep -E "$1" | head -n1; }
 	common=$(dep 'linux-headers-.*-common$') kbuild=$(dep '^linux-kbuild-')
 	[ -n "$common" ] && [ -n "$kbuild" ] || die "cannot resolve the header packages of $k64"
 	for f in "$common" "$kbuild"; do
 		ls "$DEBS/${f}_"*.deb >/dev/null 2>&1 ||
-			(cd "$DEBS" && apt-get -q -o APT::Sandbox::User=root download "$f" >/dev/null) ||
+			(cd "$DEBS" && fetch_retry "apt-get download $f" apt-get -q "${APT_NET[@]}" \
+				-o APT::Sandbox::User=root download "$f" >/dev/null) ||
 			die "apt download $f failed"
 	done
 	if ! ls "$DEBS/linux-headers-${kver}_"*_"$arch".deb >/dev/null 2>&1; then
 		log "downloading linux-headers-$kver ($arch)"
-		(cd "$DEBS" && fapt -o APT::Sandbox::User=root download "linux-headers-$kver:$arch" >/dev/null) ||
+		(cd "$DEBS" && fetch_retry "apt-get download linux-headers-$kver:$arch" fapt "${APT_NET[@]}" \
+			-o APT::Sandbox::User=root download "linux-headers-$kver:$arch" >/dev/null) ||
 			die "apt download linux-headers-$kver:$arch failed (not in bookworm(-security) any more?)"
 	fi
 	rm -rf "$d"

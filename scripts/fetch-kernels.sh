@@ -17,6 +17,8 @@ CACHE=${FXBLK_CACHE:-/var/cache/fxblk}
 DEBS=$CACHE/debs
 mkdir -p "$DEBS" "$CACHE/k"
 
+# shellcheck source=scripts/lib-fetch.sh
+. "$(dirname "$(readlink -f "$0")")/lib-fetch.sh"
 log() { echo "fetch-kernels: $*" >&2; }
 die() { echo "fetch-kernels: error: $*" >&2; exit 1; }
 
@@ -69,7 +71,8 @@ download() {	# download APT PKG...: into $DEBS unless already there
 	for p in "$@"; do
 		if ! ls "$DEBS/${p}_"*.deb >/dev/null 2>&1; then
 			log "downloading $p"
-			(cd "$DEBS" && "$ac" -o APT::Sandbox::User=root download "$p" >/dev/null) || die "apt download $p failed"
+			(cd "$DEBS" && fetch_retry "apt-get download $p" "$ac" "${APT_NET[@]}" \
+				-o APT::Sandbox::User=root download "$p" >/dev/null) || die "apt download $p failed"
 		fi
 	done
 }
@@ -131,7 +134,8 @@ fetch_checkpatch() {
 
 main() {
 	local k510 k61 k612
-	bullseye_apt update >/dev/null || die "apt update of bullseye-security failed"
+	fetch_retry "apt-get update (bullseye-security)" bullseye_apt "${APT_NET[@]}" update >/dev/null ||
+		die "apt update of bullseye-security failed"
 	k510=${FXBLK_KVER_5_10:-$(resolve 5.10)}
 	k61=${FXBLK_KVER_6_1:-$(resolve 6.1)}
 	k612=${FXBLK_KVER_6_12:-$(resolve 6.12)}

@@ -428,6 +428,8 @@ pool_add "docs: docs-check catches planted defects" 100 bash "$TOP/tests/docs-ch
 pool_add "style: shellcheck every shell file" 200 bash "$TOP/tests/shellcheck.sh"
 # make bench's cost regression check against a synthetic history
 pool_add "bench: cost regression check" 60 bash "$TOP/tests/bench/cost-history-test.sh"
+# make deps against a stand-in apt-get failing like a mirror being synced
+pool_add "deps: retries, optional artefacts recorded (stand-in apt-get)" 60 bash "$TOP/tests/deps-fetch.sh"
 pool_run "builds and style checks"
 
 # ---- in the pool (no VM): ASan/UBSan unit tree, label fuzzer, dkms, packages
