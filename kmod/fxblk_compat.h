@@ -68,6 +68,38 @@ static inline struct bio *fxblk_clone_same(struct bio *bio, gfp_t gfp,
 }
 
 /*
+ * @bio, ours and completed (bio_endio() ran: it holds no cgroup, crypt or
+ * integrity context), as bio_alloc_bioset() returned it, for @bdev and
+ * @opf: what a lower driver and the completion left in it (the remaining
+ * count that bio_chain() and bio_inc_remaining() count on, BIO_CHAIN, the
+ * iterator, the status) is cleared; its pool, bvec table and references
+ * are kept.
+ */
+static inline void fxblk_bio_reset(struct bio *bio, struct block_device *bdev,
+				   fxblk_opf_t opf)
+{
+#ifdef FXBLK_HAVE_BIO_RESET_BDEV
+	bio_reset(bio, bdev, opf);
+#else
+	bio_reset(bio);
+	bio_set_dev(bio, bdev);
+	bio->bi_opf = opf;
+#endif
+}
+
+/* The hints __bio_clone() copies from @src besides the iterator and cgroup. */
+static inline void fxblk_bio_copy_hints(struct bio *bio, const struct bio *src)
+{
+	bio->bi_ioprio = src->bi_ioprio;
+#ifdef FXBLK_HAVE_BIO_WRITE_HINT
+	bio->bi_write_hint = src->bi_write_hint;
+#endif
+#ifdef FXBLK_HAVE_BIO_WRITE_STREAM
+	bio->bi_write_stream = src->bi_write_stream;
+#endif
+}
+
+/*
  * blktrace of the stack: block_bio_remap for each bio sent to a member,
  * block_split for each chunk-boundary split. The tracepoints are exported
  * (GPL) on every kernel we build for, as md and dm use them; before 5.11

@@ -275,15 +275,28 @@ static void fxblk_issue(struct fxblk_member *m, struct bio *bio,
 /*
  * Send a member bio refused with AGAIN again, without NOWAIT, from the
  * volume's re-issue worker (see fxblk_may_reissue()). The refused bio
- * itself goes out again, restored to what fxblk_issue() sent, as dm-raid1
- * re-sends a failed read (dm_bio_record()/dm_bio_restore()): nothing is
- * allocated, so the re-issue never waits for a pool entry, which might be
- * held by bios that wait for it (bios refused after it, the PREFLUSH data
- * of fxblk_deferred_work()). Since it cannot be refused again (no
- * NOWAIT), it only waits for the member, whose bios complete on their own.
+ * itself goes out again: nothing is allocated, so the re-issue never waits
+ * for a pool entry, which might be held by bios that wait for it (bios
+ * refused after it, the PREFLUSH data of fxblk_deferred_work()). Since it
+ * cannot be refused again (no NOWAIT), it only waits for the member, whose
+ * bios complete on their own. Freeing it and cloning anew from clone_bs
+ * would bring that wait back (lab 37 counts such allocations).
  *
- * What the trip to the member changed is set back: the iterator (advanced
- * or remapped to a partition), the device (nvme multipath sends it to a
+ * It is reset first, as a new clone: bio_reset() (as md raid1/raid10 reuse
+ * their bios) and what fxblk_clone() or the fan-out set. A member may have
+ * split it before it refused a piece: dm cuts a bio at a target boundary
+ * with bio_inc_remaining() and sends the rest again
+ * (dm_split_and_process_bio()); a 5.10 blk-mq queue splits with
+ * bio_chain(). Then it came back through bio_endio() with its remaining
+ * count used up, and re-sent as it was, the next split counted one
+ * completion too few: fxblk_endio() ran on the first piece's completion,
+ * ending the caller's bio while the rest still moved data, and the rest's
+ * bio_endio() then touched a freed clone (review 2026-12-06 H1).
+ * dm itself never meets this: it requeues its original bio from
+ * dm_io_complete() before bio_endio() (dm_handle_requeue()), while fxblk
+ * only learns of the refusal in its bio's ->bi_end_io. Everything else a
+ * member or the completion changed goes too: the iterator (advanced or
+ * remapped to a partition), the device (nvme multipath sends it to a
  * path), the flags and status. bio_endio() dropped the cgroup association:
  * it is taken again from the bio fxblk_issue()'s clone was charged to.
  * fxN has no crypto or integrity profile, so the bio has neither context
@@ -298,13 +311,17 @@ static void fxblk_reissue(struct bio *bio)
 	struct bio *src = io->child ? fxblk_io_of(io->parent)->parent :
 				      io->parent;
 
-	bio->bi_flags = io->bi_flags;
+	fxblk_bio_reset(bio, m->bdev, io->opf & ~REQ_NOWAIT);
+	bio->bi_flags = io->bi_flags;	/* BIO_CLONED for a data clone */
 	bio->bi_iter = io->iter;
-	bio->bi_opf = io->opf & ~REQ_NOWAIT;
-	bio->bi_status = BLK_STS_OK;
-	bio_set_dev(bio, m->bdev);
 	bio_clone_blkg_association(bio, src);
-	bio->bi_ioprio = src->bi_ioprio;
+	if (io->child) {
+		bio->bi_ioprio = src->bi_ioprio;
+	} else {
+		/* a clone of @src (fxblk_map_one()): its pages, its hints */
+		bio->bi_io_vec = src->bi_io_vec;
+		fxblk_bio_copy_hints(bio, src);
+	}
 	/* with the reference the refused bio held */
 	fxblk_issue_held(m, bio, io->parent, io->dir);
 }
