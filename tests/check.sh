@@ -693,10 +693,12 @@ pool_run "lab runs and self-tests, and tests that need no VM"
 T=$((SECONDS - T_ALL))
 echo "check: $((T / 60))m$((T % 60))s, logs in ${LOGDIR#"$TOP"/}/"
 # why each failed, in the output itself (CI shows the output, not the logs):
-# a lab run's FAIL lines (script, kernel log, control), else the log's end
+# a lab run's FAIL lines (script, kernel log, control), a unit test's
+# doctest and sanitizer lines (ctest --output-on-failure), else the log's end
 excerpt() {	# excerpt LOG
 	local x
 	x=$(grep -aE '^(FAIL: |CONTROL FAILED|lab: (FAIL|  |KNOWN)|# unexpected)' "$1" 2>/dev/null | head -n 12)
+	[ -n "$x" ] || x=$(grep -aE '(^TEST CASE:|: (FATAL )?ERROR: |^  values: |^  logged: |^==[0-9]+==ERROR|runtime error: |^SUMMARY: |^[0-9]+: Test timeout|Failed +[0-9.]+ sec|\*\*\*Exception|\*\*\*Timeout)' "$1" 2>/dev/null | head -n 20)
 	[ -n "$x" ] || x=$(grep -av '^# exit' "$1" 2>/dev/null | tail -n 8)
 	printf '%s\n' "$x" | cut -c1-220 | sed 's/^/check:   | /'
 }
