@@ -1032,9 +1032,6 @@ static int fxblk_peerq_queue_open(struct fxblk_peerq_ctrl *ctrl,
 	q->qid = qid;
 	q->depth = FXBLK_PEERQ_DEPTH;
 	q->max_pages = max_pages;
-	spin_lock_init(&q->lock);
-	init_waitqueue_head(&q->wait);
-	init_completion(&q->cm_done);
 	q->cm_id = rdma_create_id(&init_net, fxblk_peerq_cm_handler, q,
 				  RDMA_PS_TCP, IB_QPT_RC);
 	if (IS_ERR(q->cm_id)) {
@@ -1368,6 +1365,19 @@ static void fxblk_peerq_remove_work(struct work_struct *work)
 	up_write(&vol->peerq_sem);
 }
 
+/*
+ * What a stop, a wake-up and a free touch, ready before anything can fail:
+ * an open that fails before a queue was opened (no controller found, the
+ * admin queue refused or timed out) stops and frees both queues, as
+ * nvme_rdma_alloc_queue() sets up its queue before anything can fail.
+ */
+static void fxblk_peerq_queue_init(struct fxblk_peerq_queue *q)
+{
+	spin_lock_init(&q->lock);
+	init_waitqueue_head(&q->wait);
+	init_completion(&q->cm_done);
+}
+
 static struct fxblk_peerq_ctrl *fxblk_peerq_ctrl_alloc(struct fxblk_member *m)
 {
 	struct fxblk_peerq_ctrl *ctrl = kzalloc(sizeof(*ctrl), GFP_KERNEL);
@@ -1380,6 +1390,8 @@ static struct fxblk_peerq_ctrl *fxblk_peerq_ctrl_alloc(struct fxblk_member *m)
 	INIT_LIST_HEAD(&ctrl->node);
 	ctrl->lbs_shift = ilog2(bdev_logical_block_size(m->bdev));
 	mutex_init(&ctrl->stop_lock);
+	fxblk_peerq_queue_init(&ctrl->admin);
+	fxblk_peerq_queue_init(&ctrl->io);
 	INIT_DELAYED_WORK(&ctrl->ka_work, fxblk_peerq_ka_work);
 	INIT_WORK(&ctrl->err_work, fxblk_peerq_err_work);
 	INIT_WORK(&ctrl->remove_work, fxblk_peerq_remove_work);

@@ -165,6 +165,18 @@ fx_peerq_sum() {
 		END { print s + 0 }' /sys/kernel/debug/fxblk/peerq
 }
 
+# fx_peerq_load [off]: debugfs mounted (its peerq file), fxblk loaded with
+# peer_queues=1, or without it for "off" (a negative control)
+fx_peerq_load() {
+	grep -q ' /sys/kernel/debug debugfs ' /proc/mounts ||
+		mount -t debugfs debugfs /sys/kernel/debug || fail "mount debugfs"
+	if [ "${1:-}" = off ]; then
+		modprobe fxblk || fail "modprobe fxblk"
+	else
+		modprobe fxblk peer_queues=1 || fail "modprobe fxblk peer_queues=1"
+	fi
+}
+
 # skip REASON: a sub-check that cannot run here says so (make check shows
 # these lines as notes under the test); the test goes on.
 skip() { echo "SKIP: $FX_TEST: $*"; }

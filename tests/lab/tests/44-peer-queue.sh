@@ -81,15 +81,8 @@ cleanup() {
 }
 trap cleanup EXIT
 
-grep -q ' /sys/kernel/debug debugfs ' /proc/mounts ||
-	mount -t debugfs debugfs /sys/kernel/debug || fail "mount debugfs"
-
 fx_mark start
-if [ "$BREAK" = off ]; then
-	modprobe fxblk || fail "modprobe fxblk"
-else
-	modprobe fxblk peer_queues=1 || fail "modprobe fxblk peer_queues=1"
-fi
+fx_peerq_load "$BREAK"
 [ -r $DBG ] || fail "no $DBG"
 fx_run fxctl create t44 --chunk 64K "${M[0]}" "${M[1]}" "${M[2]}" "${M[3]}"
 DEV=$(fxdev t44) || fail "no /dev/fxN with sysfs name t44"
