@@ -54,7 +54,10 @@ void create_options(po::options_description &opts, po::options_description &hidd
 		 "(default: max(4M, chunk))")
 		("force,f", po::bool_switch(),
 		 "use members that carry a file system, partition table, another volume's "
-		 "label or any other signature: erase those signatures (as wipefs -a)");
+		 "label or any other signature: erase those signatures (as wipefs -a)")
+		("no-owner", po::bool_switch(),
+		 "record no owner in the labels (as mdadm --homehost=<none>): any host that "
+		 "sees the members may start the volume by itself (AUTO +unowned)");
 	hidden.add_options()
 		("name", po::value<std::string>(), "volume name")
 		("members", po::value<std::vector<std::string>>(), "member devices");
@@ -120,7 +123,8 @@ const Command commands[] = {
 	 "and live volume count. Without the module, prints fxctl's version and says "
 	 "that the module is not loaded (JSON: \"module\": null). Exits 0 either way, as "
 	 "fxctl --version does.", no_options, cmd_version},
-	{"create", "create NAME [--chunk SIZE] [--data-offset SIZE] [--force] MEMBER...",
+	{"create", "create NAME [--chunk SIZE] [--data-offset SIZE] [--force] [--no-owner] "
+	 "MEMBER...",
 	 "Create a striped volume over block devices and label them.",
 	 "Create striped volume NAME (/dev/fxN, /dev/fx/NAME) over the MEMBER block "
 	 "devices, in order. SIZE takes K/M/G/T suffixes (binary) or plain bytes. NAME is "
@@ -132,6 +136,11 @@ const Command commands[] = {
 	 "multipath) are refused, even with --force, and so is a partition: give the "
 	 "whole namespace. Members whose sizes differ by "
 	 "more than 1% get a warning saying how much space is lost.\n"
+	 "The labels record this host's NQN (HOSTNQN in /etc/fxblk/fxblk.conf, else "
+	 "/etc/nvme/hostnqn) as the volume's owner, so that other hosts leave it alone; "
+	 "a host without one is refused, nothing written (create it: 'nvme gen-hostnqn > "
+	 "/etc/nvme/hostnqn'), unless --no-owner, which records no owner: then every host "
+	 "whose AUTO allows unowned volumes (the default) starts it by itself.\n"
 	 "Writes a label (docs/on-disk-format.md) on every member, a primary copy at 4 KiB "
 	 "and a backup in the last 1 MiB, then creates the volume; if that fails, the "
 	 "labels are wiped again. The data area starts at max(4M, chunk) (--data-offset) "
@@ -204,8 +213,8 @@ const Command commands[] = {
 	 "takes it back.\n\n"
 	 "Example: fxctl stop kv && fxctl rename kv kv-old && fxctl assemble kv-old",
 	 rename_options, cmd_rename},
-	{"update", "update --identity [--volume NAME] [--yes] DEVICE",
-	 "Re-record a member's NVMe identity after a target migration.",
+	{"update", "update --identity [--volume NAME] [--yes] DEVICE... | --volume NAME",
+	 "Re-record members' NVMe identities after a target migration.",
 	 "--identity: DEVICE carries the label of a member whose recorded NVMe identity "
 	 "(subsystem NQN, NSID, NGUID, UUID, EUI-64) is not the one of the namespace it is "
 	 "on now (the target moved, was renamed or regenerated the namespace UUID), so "
@@ -217,7 +226,12 @@ const Command commands[] = {
 	 "DEVICE is another member's namespace, when the volume runs (exit 4), when a "
 	 "member is missing (exit 3) or the labels disagree. --volume NAME refuses unless "
 	 "DEVICE belongs to volume NAME (or UUID). Nothing to do (exit 0) when the "
-	 "identity is already the recorded one.\n\n"
+	 "identity is already the recorded one.\n"
+	 "Several DEVICEs (members that moved together: an nvmet restart that "
+	 "regenerated every namespace UUID, a subsystem NQN rename, a DR array) are "
+	 "re-recorded in one rewrite, at one generation; --volume NAME without DEVICE "
+	 "takes every device carrying a label of NAME. Two devices with the label of one "
+	 "member (a copy) are refused.\n\n"
 	 "Example: fxctl update --identity --volume kv /dev/nvme4n1",
 	 update_options, cmd_update},
 	{"incremental", "incremental DEVICE | --defer DEVICE | --uuid UUID",

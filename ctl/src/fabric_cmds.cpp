@@ -85,22 +85,25 @@ void take_tuning(const Ctx &ctx, FabricTuning &t)
 	take("nr-poll-queues", t.nr_poll_queues, 0);
 }
 
-// Command-line host NQN/ID first, then the target's (config), then /etc/nvme:
-// the host ID from /etc/nvme/hostid also when a host NQN is given without
-// one, as nvme-cli does (nvmf_hostid_from_file): without a host ID the
-// kernel uses its own random one, which changes every boot, and 6.x
-// refuses a host NQN it knows with another ID. The one place the host of
-// a connection is defaulted: Fabric takes @t's as they are.
+// Command-line host NQN/ID first, then the target's (config), then /etc/nvme.
+// Without a host ID the kernel pairs the NQN with its default host's random
+// one, which changes every boot and which 6.x refuses for a second NQN, so
+// one is always given: /etc/nvme/hostid for /etc/nvme/hostnqn's NQN, and
+// for another NQN (--hostnqn, a second host in config.json) one of its own
+// (host_id_for; nvme-cli gives /etc/nvme/hostid to every NQN, review L2).
+// The one place the host of a connection is defaulted: Fabric takes @t's as
+// they are.
 void take_host(const Ctx &ctx, Fabric &f, FabricTarget &t)
 {
 	if (ctx.vm.count("hostnqn"))
 		t.hostnqn = get(ctx, "hostnqn");
 	if (ctx.vm.count("hostid"))
 		t.hostid = get(ctx, "hostid");
+	std::string file_nqn = f.default_hostnqn();
 	if (t.hostnqn.empty())
-		t.hostnqn = f.default_hostnqn();
+		t.hostnqn = file_nqn;
 	if (t.hostid.empty())
-		t.hostid = f.default_hostid();
+		t.hostid = host_id_for(t.hostnqn, file_nqn, f.default_hostid());
 }
 
 FabricTarget target_from_args(const Ctx &ctx, Fabric &f, bool need_nqn)
@@ -194,19 +197,111 @@ bool attempt_one(Ctx &ctx, Fabric &f, ConnectResult &r)
 	}
 }
 
+// Reads the log page of discovery controller @r (attempt_one's contract,
+// for a discovery port of connect-all): on success @found gets every NVMe
+// subsystem it lists and its referrals (entries of the discovery subtype),
+// all with @r's host, host address/interface, config and tuning. A connect
+// that failed is judged as any connect's (explain_connect_failure); a log
+// page that could not be read (nvmf_get_discovery_log) is transient: the
+// controller was there, and one coming up may not serve its log yet.
+bool attempt_discovery(Fabric &f, ConnectResult &r, std::vector<FabricTarget> &found)
+{
+	const FabricTarget d = r.target;
+	++r.attempts;
+	std::vector<DiscoveryEntry> entries;
+	try {
+		entries = f.discover(d);
+	} catch (const ConnectFailed &e) {
+		ConnectCause cause = cause_of(f, d, e);
+		r.status = "failed";
+		r.error = "discovery: " + cause.message;
+		r.err = cause.err;
+		return !cause.transient;
+	} catch (const Error &e) {
+		r.status = "failed";
+		r.error = std::string("discovery: ") + e.what();
+		r.err = e.code().value() ? e.code().value() : EIO;
+		return false;
+	}
+	r.status = "discovered";
+	r.error.clear();
+	r.err = 0;
+	for (const auto &e : entries) {
+		FabricTarget s = d;
+		s.transport = e.transport;
+		s.traddr = e.traddr;
+		s.trsvcid = e.trsvcid;
+		s.subsysnqn = e.subtype == "nvme" ? e.subsysnqn : std::string(discovery_nqn);
+		found.push_back(std::move(s));
+	}
+	return true;
+}
+
+// A target not tried because the deadline had passed (review M-2).
+void not_tried(ConnectResult &r, const RetryPolicy &p)
+{
+	r.status = "failed";
+	r.error = fmt::format("not tried: the --timeout of {} s had passed", p.timeout);
+	r.err = ETIMEDOUT;
+}
+
+// Inserts the targets discovery port @i found right after it in @results,
+// except those already there (a referral back, the controller listing
+// itself, a subsystem two controllers list) and referrals beyond
+// @referrals_left; shifts the indices in @todo and @again past @i, and
+// queues the new ones in @todo right after position @k (this round).
+void insert_found(std::vector<ConnectResult> &results, std::size_t i,
+		  const std::vector<FabricTarget> &found, std::vector<std::size_t> &todo,
+		  std::size_t k, std::vector<std::size_t> &again, unsigned &referrals_left)
+{
+	auto known = [&](const FabricTarget &t) {
+		return std::any_of(results.begin(), results.end(), [&](const ConnectResult &o) {
+			return o.target.display() == t.display() && o.target.hostnqn == t.hostnqn;
+		});
+	};
+	std::vector<ConnectResult> add;
+	for (const auto &t : found) {
+		bool dup = known(t) || std::any_of(add.begin(), add.end(), [&](const auto &o) {
+				   return o.target.display() == t.display();
+			   });
+		if (dup || (t.discovery() && referrals_left == 0))
+			continue;
+		referrals_left -= t.discovery();
+		add.push_back(pending(t));
+	}
+	std::size_t n = add.size();
+	if (!n)
+		return;
+	results.insert(results.begin() + static_cast<std::ptrdiff_t>(i + 1), add.begin(),
+		       add.end());
+	for (auto *v : {&todo, &again})
+		for (auto &j : *v)
+			j += j > i ? n : 0;
+	std::vector<std::size_t> fresh(n);
+	for (std::size_t m = 0; m < n; ++m)
+		fresh[m] = i + 1 + m;
+	todo.insert(todo.begin() + static_cast<std::ptrdiff_t>(k + 1), fresh.begin(), fresh.end());
+}
+
 // Connects the targets of @results that are not settled yet (empty
 // status). Every target is tried once, in order, before any is tried
 // again: the kernel takes one connect at a time (nvmf_dev_mutex in
 // drivers/nvme/host/fabrics.c), so retrying a target that is down first
 // would hold back every target behind it. Those that failed transiently
 // are tried again after backoff_seconds(round), for at most p.retries
-// more rounds and p.timeout seconds in all (no retry starts after that;
-// one in progress takes the transport's own time, up to a few seconds
-// over RDMA; the first round tries every target). What is still failing
-// then stays "failed".
+// more rounds and p.timeout seconds in all: no attempt, first or retry,
+// starts after that (one in progress takes the transport's own time, up
+// to a few seconds over RDMA); a target never tried is "failed", "not
+// tried", and what is still failing then stays "failed".
+// With @discover_ports (connect-all), a discovery port is a target like
+// the others (review H2): its attempt reads its log page (retried, with
+// the same back-off, when that fails), and what it lists is inserted
+// after it and tried in the same round; it ends "discovered".
 void connect_rounds(Ctx &ctx, Fabric &f, std::vector<ConnectResult> &results,
-		    const RetryPolicy &p)
+		    const RetryPolicy &p, bool discover_ports = false)
 {
+	constexpr unsigned max_referrals = 16;
+	unsigned referrals_left = max_referrals;
 	double deadline = ctx.env.clock() + p.timeout;
 	std::vector<std::size_t> todo;
 	for (std::size_t i = 0; i < results.size(); ++i)
@@ -214,10 +309,21 @@ void connect_rounds(Ctx &ctx, Fabric &f, std::vector<ConnectResult> &results,
 			todo.push_back(i);
 	for (unsigned round = 1; !todo.empty(); ++round) {
 		std::vector<std::size_t> again;
-		for (std::size_t i : todo)
-			if ((round > 1 && ctx.env.clock() > deadline) ||
-			    !attempt_one(ctx, f, results[i]))
+		for (std::size_t k = 0; k < todo.size(); ++k) {
+			std::size_t i = todo[k];
+			if (ctx.env.clock() > deadline) {
+				if (!results[i].attempts)
+					not_tried(results[i], p);
+				continue;
+			}
+			std::vector<FabricTarget> found;
+			bool settled = discover_ports && results[i].target.discovery()
+					       ? attempt_discovery(f, results[i], found)
+					       : attempt_one(ctx, f, results[i]);
+			if (!settled)
 				again.push_back(i);
+			insert_found(results, i, found, todo, k, again, referrals_left);
+		}
 		double wait = backoff_seconds(round);
 		if (again.empty() || round > p.retries || ctx.env.clock() + wait > deadline)
 			return;
@@ -260,54 +366,6 @@ int finish(Ctx &ctx, const std::vector<ConnectResult> &results)
 	// some connected, the others named above: fxblk-connect.service counts
 	// this as started (SuccessExitStatus=7), so its stop path still runs
 	return failed < results.size() ? exit_partial : exit_runtime;
-}
-
-// Adds every NVMe subsystem that the discovery controller @t lists to
-// @results (to be connected), and follows its referrals (entries of the
-// discovery subtype at another address) the same way, each address once
-// and at most 16 in all; the referrals keep @t's host and host
-// address/interface. A discovery that fails is a failed result.
-void discover(Fabric &f, const FabricTarget &t, std::vector<ConnectResult> &results)
-{
-	constexpr std::size_t max_discoveries = 16;
-	std::vector<FabricTarget> todo = {t};
-	std::vector<std::string> seen;
-	for (std::size_t i = 0; i < todo.size() && i < max_discoveries; ++i) {
-		const FabricTarget d = todo[i];
-		std::vector<DiscoveryEntry> entries;
-		try {
-			entries = f.discover(d);
-		} catch (const ConnectFailed &e) {
-			ConnectResult r;
-			r.target = d;
-			ConnectCause cause = cause_of(f, d, e);
-			r.status = "failed";
-			r.error = "discovery: " + cause.message;
-			r.err = cause.err;
-			results.push_back(r);
-			continue;
-		}
-		seen.push_back(d.display());
-		for (const auto &e : entries) {
-			FabricTarget s = d;
-			s.transport = e.transport;
-			s.traddr = e.traddr;
-			s.trsvcid = e.trsvcid;
-			if (e.subtype == "nvme") {
-				s.subsysnqn = e.subsysnqn;
-				results.push_back(pending(s));
-				continue;
-			}
-			// a referral (or the discovery controller itself)
-			s.subsysnqn = discovery_nqn;
-			bool known = std::find(seen.begin(), seen.end(), s.display()) != seen.end() ||
-				     std::any_of(todo.begin(), todo.end(), [&](const FabricTarget &q) {
-					     return q.display() == s.display();
-				     });
-			if (!known)
-				todo.push_back(s);
-		}
-	}
 }
 
 // The controllers of @config's subsystem ports among @all (of a discovery
@@ -476,14 +534,11 @@ int cmd_connect_all(Ctx &ctx)
 	for (FabricTarget t : targets) {
 		take_host(ctx, *f, t);
 		take_tuning(ctx, t.tuning);
-		if (!t.discovery()) {
-			results.push_back(pending(t));
-			continue;
-		}
-		// A discovery controller: what it lists is connected below.
-		discover(*f, t, results);
+		results.push_back(pending(t));
 	}
-	connect_rounds(ctx, *f, results, p);
+	connect_rounds(ctx, *f, results, p, true);
+	// a discovery port that was read is said by what it listed
+	std::erase_if(results, [](const ConnectResult &r) { return r.status == "discovered"; });
 	return finish(ctx, results);
 }
 

@@ -14,6 +14,7 @@ extern "C" {
 #include <algorithm>
 #include <arpa/inet.h>
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 #include <endian.h>
 #include <fcntl.h>
@@ -229,6 +230,34 @@ double backoff_seconds(unsigned attempt)
 	if (attempt == 0)
 		return 0;
 	return attempt >= 4 ? 8.0 : static_cast<double>(1u << (attempt - 1));
+}
+
+std::string host_id_for(const std::string &nqn, const std::string &file_nqn,
+			const std::string &file_id)
+{
+	if (nqn.empty() || nqn == file_nqn)
+		return file_id;
+	static const std::regex uuid_form(
+		".*uuid:([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-"
+		"[0-9a-fA-F]{12})$");
+	std::smatch m;
+	if (std::regex_match(nqn, m, uuid_form))
+		return m[1].str();
+	// Two FNV-1a 64-bit hashes of the NQN (different offset bases) as the
+	// 128 bits; RFC 9562 version 8 (custom) and variant bits set. Stable,
+	// so the kernel sees one ID for this NQN at every connect.
+	auto fnv = [&](std::uint64_t h) {
+		for (unsigned char c : nqn) {
+			h ^= c;
+			h *= 0x100000001b3ULL;
+		}
+		return h;
+	};
+	std::uint64_t hi = fnv(0xcbf29ce484222325ULL), lo = fnv(0x84222325cbf29ce4ULL);
+	hi = (hi & ~0xf000ULL) | 0x8000ULL;                        // version 8
+	lo = (lo & ~(3ULL << 62)) | (2ULL << 62);                  // variant 10
+	return fmt::format("{:08x}-{:04x}-{:04x}-{:04x}-{:012x}", hi >> 32, (hi >> 16) & 0xffff,
+			   hi & 0xffff, lo >> 48, lo & 0xffffffffffffULL);
 }
 
 // ---- the system: libnvme, sysfs, /dev/kmsg ------------------------------

@@ -79,7 +79,9 @@ private:
 // What connect/connect-all did for one target.
 struct ConnectResult {
 	FabricTarget target;
-	std::string status;  // connected, already-connected, failed
+	// connected, already-connected, failed; "discovered" (a discovery port
+	// whose log was read) only inside connect-all
+	std::string status;
 	std::string controller, state, error;
 	int err = 0;  // errno of the cause when failed
 	unsigned attempts = 0;
@@ -177,5 +179,16 @@ ConnectCause explain_connect_failure(const FabricTarget &t, int err,
 				     int route_err);
 // Seconds to wait before retry @attempt (1-based): 1, 2, 4, 8, 8, ...
 double backoff_seconds(unsigned attempt);
+
+// The host ID to connect as host NQN @nqn when none was given: one per
+// host NQN, as the kernel requires since 6.x (nvmf_host_add() in
+// drivers/nvme/host/fabrics.c refuses a known ID with another NQN, and a
+// known NQN with another ID). /etc/nvme/hostid (@file_id) belongs to
+// /etc/nvme/hostnqn (@file_nqn) only, and to an empty @nqn (libnvme's
+// default host); another NQN gets the UUID of its "uuid:" form, as
+// libnvme derives it (nvme_hostid_from_hostnqn in tree.c), or else a UUID
+// computed from the NQN (version 8, the same one at every run).
+std::string host_id_for(const std::string &nqn, const std::string &file_nqn,
+			const std::string &file_id);
 
 }  // namespace fxctl

@@ -6,6 +6,7 @@
 #include "scan.hpp"
 #include "volume_ops.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <filesystem>
 #include <fmt/format.h>
@@ -111,12 +112,14 @@ void update_options(po::options_description &opts, po::options_description &hidd
 	opts.add_options()
 		("identity", po::bool_switch(),
 		 "re-record the NVMe identity (NQN, NSID, NGUID, UUID, EUI-64) of the "
-		 "namespace DEVICE is on now as its member's, in every member's label")
+		 "namespace each DEVICE is on now as its member's, in every member's label, "
+		 "in one rewrite; without DEVICE (with --volume): every member of the volume")
 		("volume", po::value<std::string>()->value_name("NAME"),
-		 "refuse unless DEVICE is a member of volume NAME (or UUID)")
+		 "refuse unless every DEVICE is a member of volume NAME (or UUID); alone: "
+		 "take every device carrying one of its labels")
 		("yes,y", po::bool_switch(), "update without asking (for scripts)");
-	hidden.add_options()("device", po::value<std::string>(), "member device");
-	pos.add("device", 1);
+	hidden.add_options()("device", po::value<std::vector<std::string>>(), "member devices");
+	pos.add("device", -1);
 }
 
 int cmd_rename(Ctx &ctx)
@@ -178,94 +181,236 @@ int cmd_rename(Ctx &ctx)
 	return exit_ok;
 }
 
+namespace {
+
+// One member update --identity re-records: the device, its index and the
+// identity the labels record for it (@was) and the one it has now.
+struct IdentityMove {
+	std::string dev;  // as given (/dev/nvme0n1)
+	std::uint32_t index = 0;
+	label::MemberId was, now;
+};
+
+// The devices update --identity works on, as /dev paths: the DEVICE
+// arguments, or (--volume alone) every device carrying a label of that
+// volume, in stripe order (review H1: an nvmet restart, an NQN rename or a
+// DR array moves every member at once).
+std::vector<std::string> identity_devices(Ctx &ctx)
+{
+	if (ctx.vm.count("device"))
+		return ctx.vm["device"].as<std::vector<std::string>>();
+	if (!ctx.vm.count("volume"))
+		throw UsageError("update --identity needs the DEVICEs that moved (members, e.g. "
+				 "/dev/nvme0n1), or --volume NAME for every member of NAME");
+	auto groups = scan_volumes(ctx);
+	std::vector<Candidate> group = select_volume(groups, ctx.vm["volume"].as<std::string>());
+	// old copies of a label (an earlier generation) are not members
+	std::uint64_t newest = 0;
+	for (const auto &c : group)
+		newest = std::max<std::uint64_t>(newest, c.ml.label->generation);
+	std::erase_if(group, [&](const Candidate &c) { return c.ml.label->generation < newest; });
+	// (index, device) pairs: sorting the candidates themselves trips GCC's
+	// maybe-uninitialized on the optional label
+	std::vector<std::pair<std::uint32_t, std::string>> by_index;
+	for (const auto &c : group)
+		by_index.emplace_back(c.ml.label->member_index, c.devnode);
+	std::stable_sort(by_index.begin(), by_index.end(),
+			 [](const auto &a, const auto &b) { return a.first < b.first; });
+	std::vector<std::string> out;
+	for (std::size_t i = 0; i < by_index.size(); ++i) {
+		if (i && by_index[i - 1].first == by_index[i].first)
+			throw Error(fmt::format("{} and {} both carry the label of member {} of {}: "
+						"one is a copy; nothing updated: give the devices that "
+						"are the members ('fxctl update --identity DEVICE...'), "
+						"or remove the copy ('fxctl wipe DEVICE')",
+						by_index[i - 1].second, by_index[i].second,
+						by_index[i].first, volume_object(*group.front().ml.label)),
+				    errno_error(EEXIST));
+		out.push_back(by_index[i].second);
+	}
+	return out;
+}
+
+// The candidate for each of @devs, read under the volume's lock, all of one
+// volume (@uuid) and each a different member; an Error naming the device
+// and the fix otherwise.
+std::vector<Candidate> identity_candidates(Ctx &ctx, const std::vector<std::string> &devs,
+					   const VolumeUuid &uuid)
+{
+	std::vector<Candidate> out;
+	for (const auto &dev : devs) {
+		require_block_device(ctx.env.blockdevs(), dev);
+		const std::string devname =
+			std::filesystem::path(ctx.env.blockdevs().canonical(dev)).filename().string();
+		Candidate c = read_candidate(ctx.env.members(), devname, scan_log(ctx));
+		if (!c.ml.label)
+			throw Error(fmt::format("{} carries no fxblk label: it belongs to no volume, "
+						"nothing to update ('fxctl examine {}' says why)",
+						dev, dev),
+				    errno_error(ENOENT));
+		const label::Label &l = *c.ml.label;
+		if (l.volume_uuid != uuid)
+			throw Error(fmt::format("{} is a member of {}, {} of {}: nothing updated; "
+						"update one volume at a time", dev, volume_object(l),
+						devs.front(), label::uuid_to_string(uuid)),
+				    errno_error(EINVAL));
+		for (std::size_t j = 0; j < out.size(); ++j)
+			if (out[j].ml.label->member_index == l.member_index)
+				throw Error(fmt::format("{} and {} both carry the label of member {} "
+							"of {}: one is a copy; nothing updated: give "
+							"only the one that is the member",
+							devs[j], dev, l.member_index, volume_object(l)),
+					    errno_error(EEXIST));
+		c.devnode = dev;  // messages name the device as given
+		out.push_back(std::move(c));
+	}
+	return out;
+}
+
+}  // namespace
+
 int cmd_update(Ctx &ctx)
 {
 	if (!ctx.vm["identity"].as<bool>())
 		throw UsageError("update needs what to update: --identity");
-	if (!ctx.vm.count("device"))
-		throw UsageError("update --identity needs a DEVICE (a member, e.g. /dev/nvme0n1)");
-	const std::string dev = ctx.vm["device"].as<std::string>();
-	require_block_device(ctx.env.blockdevs(), dev);
-	const std::string devname =
-		std::filesystem::path(ctx.env.blockdevs().canonical(dev)).filename().string();
+	const std::vector<std::string> devs = identity_devices(ctx);
 	MemberIO &io = ctx.env.members();
-	Candidate self = read_candidate(io, devname, scan_log(ctx));
-	if (!self.ml.label)
-		throw Error(fmt::format("{} carries no fxblk label: it belongs to no volume, nothing "
-					"to update ('fxctl examine {}' says why)", dev, dev),
-			    errno_error(ENOENT));
-	const VolumeUuid uuid = self.ml.label->volume_uuid;
+	const VolumeUuid uuid = [&] {
+		const std::string &dev = devs.front();
+		require_block_device(ctx.env.blockdevs(), dev);
+		std::string devname =
+			std::filesystem::path(ctx.env.blockdevs().canonical(dev)).filename().string();
+		Candidate c = read_candidate(io, devname, scan_log(ctx));
+		if (!c.ml.label)
+			throw Error(fmt::format("{} carries no fxblk label: it belongs to no volume, "
+						"nothing to update ('fxctl examine {}' says why)",
+						dev, dev),
+				    errno_error(ENOENT));
+		return c.ml.label->volume_uuid;
+	}();
 	auto lock = volume_lock(uuid);
-	self = read_candidate(io, devname, scan_log(ctx));  // as it is under the lock
-	if (!self.ml.label || self.ml.label->volume_uuid != uuid)
-		throw Error(fmt::format("the label of {} changed meanwhile; nothing updated: see "
-					"'fxctl examine {}'", dev, dev),
-			    errno_error(EAGAIN));
-	const label::Label &l = *self.ml.label;
-	const std::uint32_t index = l.member_index;
-	std::string member = fmt::format("member {} of {}", index, volume_object(l));
+	// as they are under the lock
+	const std::vector<Candidate> selves = identity_candidates(ctx, devs, uuid);
+	const label::Label &l = *selves.front().ml.label;
+	const std::string vol = volume_object(l);
 	if (ctx.vm.count("volume")) {
 		std::string want = ctx.vm["volume"].as<std::string>();
 		auto want_uuid = label::uuid_from_string(want);
 		if (want_uuid ? *want_uuid != uuid : want != l.volume_name)
-			throw Error(fmt::format("{} is {}, not of volume \"{}\"; nothing updated: "
-						"check the device", dev, member, want),
+			throw Error(fmt::format("{} is member {} of {}, not of volume \"{}\"; nothing "
+						"updated: check the device", devs.front(),
+						l.member_index, vol, want),
 				    errno_error(EINVAL));
 	}
-	if (!self.identity)
-		throw Error(fmt::format("cannot read the NVMe identity of {} ({}); nothing updated",
-					dev, member),
-			    errno_error(EIO));
-	const label::MemberId now = *self.identity;
-	const label::MemberId was = l.members.at(index);
-	json doc = {{"device", dev},
-		    {"name", l.volume_name},
+	std::vector<IdentityMove> moves, same;
+	for (const auto &c : selves) {
+		const std::uint32_t index = c.ml.label->member_index;
+		if (!c.identity)
+			throw Error(fmt::format("cannot read the NVMe identity of {} (member {} of {}); "
+						"nothing updated", c.devnode, index, vol),
+				    errno_error(EIO));
+		IdentityMove m{c.devnode, index, c.ml.label->members.at(index), *c.identity};
+		(m.now == m.was ? same : moves).push_back(m);
+	}
+	json members = json::array();
+	for (const auto &m : moves)
+		members.push_back({{"device", m.dev},
+				   {"member_index", m.index},
+				   {"old_identity", member_id_json(m.was)},
+				   {"new_identity", member_id_json(m.now)}});
+	json doc = {{"name", l.volume_name},
 		    {"uuid", label::uuid_to_string(uuid)},
-		    {"member_index", index},
-		    {"old_identity", member_id_json(was)},
-		    {"new_identity", member_id_json(now)},
+		    {"members", members},
 		    {"generation", l.generation},
 		    {"updated", false}};
-	if (now == was) {
-		ctx.print(doc, fmt::format("{} ({}) already records its identity ({}); nothing "
-					   "to update\n", dev, member, now.describe()));
+	if (devs.size() == 1) {  // the shape of one device (schema 1), kept
+		const Candidate &c = selves.front();
+		doc["device"] = devs.front();
+		doc["member_index"] = c.ml.label->member_index;
+		doc["old_identity"] = member_id_json(c.ml.label->members.at(c.ml.label->member_index));
+		doc["new_identity"] = member_id_json(*c.identity);
+	}
+	if (moves.empty()) {
+		std::string text;
+		for (const auto &m : same)
+			text += fmt::format("{} (member {} of {}) already records its identity ({}); "
+					    "nothing to update\n", m.dev, m.index, vol,
+					    m.now.describe());
+		ctx.print(doc, text);
 		return exit_ok;
 	}
 	auto groups = scan_volumes(ctx);
 	std::vector<Candidate> group = groups[uuid];
-	// the namespace the labels record is still there: @dev is a copy
-	for (const auto &c : group)
-		if (c.identity && *c.identity == was)
-			throw Error(fmt::format("{} is the namespace the labels record as {} ({}); "
-						"{} is a copy of its label, not the member: nothing "
-						"updated ('fxctl wipe {}' removes a copy no longer used)",
-						c.devnode, member, was.describe(), dev, dev),
-				    errno_error(EEXIST));
-	for (std::size_t j = 0; j < l.members.size(); ++j)
-		if (j != index)
-			if (auto same = label::same_namespace(now, l.members[j]); !same.empty())
-				throw Error(fmt::format("{} has {} as member {} of {}: it cannot be "
-							"member {} too; nothing updated",
-							dev, same, j, volume_object(l), index),
+	auto given = [&](const Candidate &c) {
+		return std::any_of(selves.begin(), selves.end(), [&](const Candidate &s) {
+			return s.devname == c.devname;
+		});
+	};
+	// the namespace the labels record is still there: the device is a
+	// copy (a device given itself may be on it: members that swapped)
+	for (const auto &m : moves)
+		for (const auto &c : group)
+			if (!given(c) && c.identity && *c.identity == m.was)
+				throw Error(fmt::format("{} is the namespace the labels record as "
+							"member {} of {} ({}); {} is a copy of its "
+							"label, not the member: nothing updated ('fxctl "
+							"wipe {}' removes a copy no longer used)",
+							c.devnode, m.index, vol, m.was.describe(), m.dev,
+							m.dev),
 					    errno_error(EEXIST));
-	// the set as it will be: every label records @now for @index
+	// the identities as they will be: no namespace twice
+	std::vector<label::MemberId> next = l.members;
+	for (const auto &m : moves)
+		next.at(m.index) = m.now;
+	for (const auto &m : moves)
+		for (std::size_t j = 0; j < next.size(); ++j)
+			if (j != m.index)
+				if (auto dup = label::same_namespace(m.now, next[j]); !dup.empty())
+					throw Error(fmt::format("{} has {} as member {} of {}: it "
+								"cannot be member {} too; nothing "
+								"updated", m.dev, dup, j, vol, m.index),
+						    errno_error(EEXIST));
+	// the set as it will be: every label records the new identities
 	for (auto &c : group)
-		if (auto &cl = *c.ml.label; cl.members.size() > index && cl.members[index] == was)
-			cl.members[index] = now;
+		for (const auto &m : moves)
+			if (auto &cl = *c.ml.label; cl.members.size() > m.index &&
+						    cl.members[m.index] == m.was)
+				cl.members[m.index] = m.now;
+	std::string what = moves.size() == 1 ? fmt::format("member {}", moves.front().index)
+					     : fmt::format("{} members", moves.size());
 	Plan p = plan_volume(group);
-	refuse_plan(p, fmt::format("update the identity of member {} of", index));
-	refuse_running(ctx, p, fmt::format("update the identity of member {} of", index));
-	std::string change = fmt::format("{} of {}: recorded {}, now {}", dev, member,
-					 was.describe(), now.describe());
+	if (!p.ok()) {
+		try {
+			refuse_plan(p, fmt::format("update the identity of {} of", what));
+		} catch (const Error &e) {
+			// members that moved too are foreign until given as well
+			throw Error(fmt::format("{}\nif other members moved too, update them in "
+						"the same run: 'fxctl update --identity {} "
+						"DEVICE...', or 'fxctl update --identity --volume {}' "
+						"for every member present",
+						e.what(), devs.front(), l.volume_name),
+				    e.code());
+		}
+	}
+	refuse_running(ctx, p, fmt::format("update the identity of {} of", what));
+	std::string change;
+	for (const auto &m : moves)
+		change += fmt::format("{}{} of member {} of {}: recorded {}, now {}",
+				      change.empty() ? "" : "; ", m.dev, m.index, vol,
+				      m.was.describe(), m.now.describe());
 	if (!ctx.vm["yes"].as<bool>()) {
+		std::string list;
+		for (const auto &d : devs)
+			list += " " + d;
 		auto yes = ctx.env.confirm(fmt::format("re-record the identity of {}?", change));
 		if (!yes)
-			throw Error(fmt::format("the identity of {} is not updated: no terminal to ask "
-						"for confirmation; run 'fxctl update --identity --yes {}' "
-						"to update {}", dev, dev, change),
+			throw Error(fmt::format("the identity of{} is not updated: no terminal to ask "
+						"for confirmation; run 'fxctl update --identity --yes{}' "
+						"to update {}", list, list, change),
 				    errno_error(ECANCELED));
 		if (!*yes)
-			throw Error(fmt::format("the identity of {} is not updated (not confirmed)", dev),
+			throw Error(fmt::format("the identity of{} is not updated (not confirmed)",
+						list),
 				    errno_error(ECANCELED));
 	}
 	rewrite_members(ctx, p, p.reference,
@@ -273,10 +418,12 @@ int cmd_update(Ctx &ctx)
 				    "rewrites their labels", l.volume_name));
 	doc["generation"] = p.reference.generation;
 	doc["updated"] = true;
-	ctx.print(doc, fmt::format("updated the identity of {}\n  old: {}\n  new: {}\nlabels of {} "
-				   "rewritten at generation {}\n",
-				   member, was.describe(), now.describe(), devnames(p.ordered),
-				   p.reference.generation));
+	std::string text;
+	for (const auto &m : moves)
+		text += fmt::format("updated the identity of member {} of {}\n  old: {}\n  new: {}\n",
+				    m.index, vol, m.was.describe(), m.now.describe());
+	ctx.print(doc, text + fmt::format("labels of {} rewritten at generation {}\n",
+					  devnames(p.ordered), p.reference.generation));
 	return exit_ok;
 }
 

@@ -159,6 +159,37 @@ std::optional<std::array<std::uint8_t, 16>> unlabel_members(Ctx &ctx, const Volu
 	return uuid;
 }
 
+// The owner create records: this host's NQN. A host without one is
+// refused before anything is written (review H3): an owner-less label is
+// started by every host whose AUTO takes unowned volumes, the default, so
+// one must be asked for (--no-owner, as mdadm's --homehost=<none>). Not
+// libnvme's generated NQN (nvmf_hostnqn_generate): it is not in
+// /etc/nvme/hostnqn, so the next run's policy, and nvme-cli's postinst
+// writing that file later, would make this host's own volume foreign.
+std::string create_owner(Ctx &ctx, const std::string &name)
+{
+	HostPolicy pol = ctx.env.host_policy();
+	if (ctx.vm["no-owner"].as<bool>()) {
+		ctx.env.err << fmt::format("fxctl: note: {} has no owner (--no-owner): every host "
+					   "that sees its members and whose AUTO allows unowned "
+					   "volumes (the default) starts it by itself\n",
+					   quote(name));
+		return {};
+	}
+	if (pol.host_nqn.empty())
+		throw Error(fmt::format("cannot create {}: this host has no host NQN to record "
+					"as the volume's owner (no {}, no HOSTNQN in {}), and a "
+					"volume without an owner is started by every host that "
+					"sees its members; nothing was written; create one with "
+					"'nvme gen-hostnqn > {}' (the NQN fxctl connect and nvme "
+					"connect then use), or give --no-owner to create it without "
+					"an owner",
+					quote(name), default_hostnqn_path, pol.conf_path,
+					default_hostnqn_path),
+			    errno_error(EINVAL));
+	return pol.host_nqn;
+}
+
 }  // namespace
 
 int cmd_create(Ctx &ctx)
@@ -174,6 +205,7 @@ int cmd_create(Ctx &ctx)
 		throw UsageError(fmt::format("{} members given; at most {} are supported",
 					     paths.size(), FXBLK_MAX_MEMBERS));
 	std::uint64_t chunk = parse_chunk(ctx.vm["chunk"].as<std::string>());
+	std::string owner = create_owner(ctx, name);
 	std::uint64_t offset = default_data_offset(chunk);
 	if (ctx.vm.count("data-offset"))
 		offset = parse_data_offset(ctx.vm["data-offset"].as<std::string>());
@@ -277,8 +309,8 @@ int cmd_create(Ctx &ctx)
 	l.created_unix = static_cast<std::uint64_t>(ctx.env.wall_clock());
 	l.members = ids;
 	// This host owns the volume: udev on other hosts leaves it alone
-	// (ownership.hpp). Without a host NQN: no owner (label format 1).
-	l.owner_nqn = ctx.env.host_policy().host_nqn;
+	// (ownership.hpp); none with --no-owner (label format 1).
+	l.owner_nqn = owner;
 	if (force)
 		for (const auto &d : devs)
 			io.erase_signatures(d.path);

@@ -243,6 +243,37 @@ TEST_CASE("incremental leaves a volume of another host alone")
 	CHECK(!std::filesystem::exists(run_dir() / uuid));
 }
 
+// Review H3: a host without a host NQN wrote owner-less labels without a
+// word, and the default AUTO (+unowned) then starts them on every host
+// that sees the members.
+TEST_CASE("create refuses without a host NQN to record as owner, unless --no-owner")
+{
+	Harness h;
+	h.policy.host_nqn.clear();  // no /etc/nvme/hostnqn, no HOSTNQN
+	std::vector<std::string> args = {"create", "kv"};
+	args.insert(args.end(), order.begin(), order.end());
+	CHECK(h.run(args) == exit_runtime);
+	CHECK_MESSAGE(has(h.err.str(), "cannot create \"kv\": this host has no host NQN"),
+		      h.err.str());
+	CHECK(has(h.err.str(), "nothing was written"));
+	CHECK(has(h.err.str(), "nvme gen-hostnqn > /etc/nvme/hostnqn"));
+	CHECK(has(h.err.str(), "--no-owner"));
+	CHECK(h.wrote_nothing());
+
+	// an explicit choice (mdadm's --homehost=<none>): no owner, said so
+	forget_volume(*label::uuid_from_string(uuid));
+	args.insert(args.begin() + 1, "--no-owner");
+	REQUIRE(h.run(args) == 0);
+	CHECK_MESSAGE(has(h.err.str(), "\"kv\" has no owner"), h.err.str());
+	for (const auto &dev : order)
+		CHECK(h.members.written.at(dev).owner_nqn.empty());
+	// --no-owner on a host that has a host NQN: still no owner
+	Harness o;
+	forget_volume(*label::uuid_from_string(uuid));
+	REQUIRE(o.run(args) == 0);
+	CHECK(o.members.written.at(order[0]).owner_nqn.empty());
+}
+
 TEST_CASE("stop: an unknown volume is named with the fix; labels stay")
 {
 	Stopped h;
@@ -562,6 +593,90 @@ TEST_CASE("update --identity refuses without a label, a copy, a running or torn 
 	CHECK(has(h.err.str(), "it is running as /dev/fx0"));
 	CHECK(has(h.err.str(), "'fxctl stop kv' first"));
 	h.state.volumes.clear();
+	CHECK(h.members.writes.empty());
+}
+
+// Review H1: update --identity re-recorded one member; with two or more
+// moved at once (an nvmet restart regenerating every namespace UUID, a
+// subsystem NQN rename, a DR array) the others were foreign and the set
+// could not be updated in any order.
+TEST_CASE("update --identity re-records every moved member in one rewrite")
+{
+	Stopped h;
+	// every namespace got a new UUID (nvmet without device_uuid, restarted)
+	std::vector<label::MemberId> was, now;
+	for (std::size_t i = 0; i < 4; ++i) {
+		was.push_back(h.label(0).members[i]);
+		label::MemberId id = was.back();
+		id.uuid = *label::uuid_from_string(
+			fmt::format("aaaaaaaa-bbbb-4ccc-8ddd-00000000000{}", i));
+		id.nguid = {};
+		now.push_back(id);
+		h.members.ids[order[i].substr(5)] = id;
+	}
+	CHECK(h.run({"assemble", "kv"}) == 3);
+	// one at a time cannot work: the others are foreign; the fix is named
+	CHECK(h.run({"update", "--identity", "--yes", order[0]}) == 3);
+	CHECK_MESSAGE(has(h.err.str(), "nvme0n1 (member 1) is foreign"), h.err.str());
+	CHECK(has(h.err.str(), "if other members moved too, update them in the same run"));
+	CHECK(has(h.err.str(), "'fxctl update --identity --volume kv'"));
+	CHECK(h.members.writes.empty());
+
+	// all four given: one rewrite, each label written once, generation 2
+	std::vector<std::string> args = {"-o", "json", "update", "--identity", "--yes"};
+	args.insert(args.end(), order.begin(), order.end());
+	REQUIRE(h.run(args) == 0);
+	CHECK(h.members.writes == order);
+	for (std::size_t i = 0; i < 4; ++i) {
+		CHECK(h.label(i).generation == 2);
+		CHECK(h.label(i).member_index == i);
+		for (std::size_t j = 0; j < 4; ++j)
+			CHECK(h.label(i).members[j] == now[j]);
+	}
+	auto doc = nlohmann::json::parse(h.out.str());
+	REQUIRE(doc.at("members").size() == 4);
+	CHECK(doc.at("members")[2].at("device") == order[2]);
+	CHECK(doc.at("members")[2].at("member_index") == 2);
+	CHECK(doc.at("updated") == true);
+	CHECK(!doc.contains("device"));  // the one-device keys: one device only
+	REQUIRE(h.run({"assemble", "kv"}) == 0);
+	CHECK(h.created_minors() == std::vector<std::uint32_t>{2, 0, 3, 1});
+}
+
+TEST_CASE("update --identity --volume NAME takes every member present; refuses two of one index")
+{
+	Stopped h;
+	// a subsystem NQN rename: every member's NQN changed
+	for (std::size_t i = 0; i < 4; ++i) {
+		label::MemberId id = h.label(0).members[i];
+		id.subsys_nqn = "nqn.2026-12.org.example:renamed";
+		h.members.ids[order[i].substr(5)] = id;
+	}
+	CHECK(h.run({"update", "--identity"}) == 2);  // neither DEVICE nor --volume
+	h.answer = true;
+	REQUIRE(h.run({"update", "--identity", "--volume", "kv"}) == 0);
+	REQUIRE(h.questions.size() == 1);
+	CHECK(has(h.questions[0], "/dev/nvme2n1 of member 0 of \"kv\""));
+	CHECK(has(h.questions[0], "; /dev/nvme1n1 of member 3 of \"kv\""));
+	CHECK(h.members.writes == order);
+	CHECK(has(h.out.str(), "updated the identity of member 3 of \"kv\""));
+	CHECK(has(h.out.str(), "rewritten at generation 2"));
+	for (std::size_t i = 0; i < 4; ++i)
+		CHECK(h.label(i).members[i].subsys_nqn == "nqn.2026-12.org.example:renamed");
+	REQUIRE(h.run({"assemble", "kv"}) == 0);
+	REQUIRE(h.run({"stop", "kv"}) == 0);
+	h.state.volumes.clear();
+	h.members.writes.clear();
+
+	// a clone of member 1's label (same generation) beside it: which is
+	// the member cannot be told from the labels alone
+	h.devices.add("/dev/nvme4n1", 4);
+	h.members.written["/dev/nvme4n1"] = h.label(1);
+	CHECK(h.run({"update", "--identity", "--yes", "--volume", "kv"}) == 1);
+	CHECK_MESSAGE(has(h.err.str(), "/dev/nvme0n1 and /dev/nvme4n1 both carry the label of "
+				       "member 1"), h.err.str());
+	CHECK(h.run({"update", "--identity", "--yes", "/dev/nvme0n1", "/dev/nvme4n1"}) == 1);
+	CHECK(has(h.err.str(), "/dev/nvme0n1 and /dev/nvme4n1 both carry the label of member 1"));
 	CHECK(h.members.writes.empty());
 }
 

@@ -60,9 +60,16 @@ struct FakeFabric final : Fabric {
 		std::vector<std::string> disconnected;
 		std::map<std::string, std::vector<DiscoveryEntry>> logs;  // traddr -> log
 		std::vector<std::string> discovered;                     // traddrs asked
+		// traddr -> how its next discover() calls fail: ECONNREFUSED as
+		// LibnvmeFabric::discover's connect does (ConnectFailed), EIO as
+		// its failed log page read (a plain Error); none left: the log
+		std::map<std::string, std::deque<int>> discover_fails;
+		double discover_seconds = 0;  // each discover() takes this long
 	};
 	State &s;
-	explicit FakeFabric(State &st) : s(st) {}
+	explicit FakeFabric(State &st, std::function<void(double)> pass = {})
+		: s(st), pass_time(std::move(pass)) {}
+	std::function<void(double)> pass_time;  // advances the harness's clock
 	std::vector<Controller> controllers() override { return s.ctrls; }
 	std::string connect(const FabricTarget &t) override
 	{
@@ -86,6 +93,18 @@ struct FakeFabric final : Fabric {
 	std::vector<DiscoveryEntry> discover(const FabricTarget &t) override
 	{
 		s.discovered.push_back(t.traddr);
+		if (pass_time && s.discover_seconds > 0)
+			pass_time(s.discover_seconds);
+		auto &fails = s.discover_fails[t.traddr];
+		if (!fails.empty()) {
+			int err = fails.front();
+			fails.pop_front();
+			if (err == EIO)  // the text of LibnvmeFabric::discover
+				throw Error(fmt::format("cannot read the discovery log of {}: {}",
+							t.display(), std::strerror(err)),
+					    errno_error(err));
+			throw ConnectFailed(err, {}, "cannot connect");
+		}
 		return s.logs[t.traddr];
 	}
 	void disconnect(const std::string &c) override { s.disconnected.push_back(c); }
@@ -100,7 +119,9 @@ struct FabricHarness : Harness {
 	FakeFabric::State fs;
 	FabricHarness()
 	{
-		fabric = [this](bool) { return std::make_unique<FakeFabric>(fs); };
+		fabric = [this](bool) {
+			return std::make_unique<FakeFabric>(fs, [this](double t) { now += t; });
+		};
 	}
 };
 
@@ -467,6 +488,55 @@ TEST_CASE("connect-all: the host ID comes from /etc/nvme/hostid when the config 
 	CHECK(h.fs.connected[0].config == "/x.json");
 }
 
+// Review L2/H3: /etc/nvme/hostid went to every host NQN, and 6.x refuses a
+// known host ID with a second NQN ("found same hostid ... but different
+// hostnqn", nvmf_host_add in drivers/nvme/host/fabrics.c).
+TEST_CASE("one host ID per host NQN: /etc/nvme/hostid only for /etc/nvme/hostnqn's NQN")
+{
+	const std::string file_nqn = target().hostnqn, file_id = "0b7a1e5c-0000-4000-8000-000000000001";
+	CHECK(host_id_for(file_nqn, file_nqn, file_id) == file_id);
+	CHECK(host_id_for("", file_nqn, file_id) == file_id);  // libnvme's default host
+	// another NQN of the uuid: form: its UUID, as libnvme derives it
+	CHECK(host_id_for("nqn.2014-08.org.nvmexpress:uuid:aaaaaaaa-bbbb-4ccc-8ddd-eeeeeeeeeeee",
+			  file_nqn, file_id) == "aaaaaaaa-bbbb-4ccc-8ddd-eeeeeeeeeeee");
+	// any other NQN: a version-8 UUID of its own, the same at every run
+	std::string a = host_id_for("nqn.2026-12.io.example:host-b", file_nqn, file_id);
+	std::string b = host_id_for("nqn.2026-12.io.example:host-c", file_nqn, file_id);
+	CHECK(a.size() == 36);
+	CHECK(a[14] == '8');
+	CHECK(std::string("89ab").find(a[19]) != std::string::npos);
+	CHECK(a != file_id);
+	CHECK(a != b);
+	CHECK(a == host_id_for("nqn.2026-12.io.example:host-b", file_nqn, file_id));
+
+	FabricHarness h;
+	h.fs.hostid = file_id;
+	std::vector<std::string> args = connect0;
+	args.insert(args.end(), {"--hostnqn", "nqn.2026-12.io.example:host-b"});
+	CHECK(h.run(args) == 0);
+	REQUIRE(h.fs.connected.size() == 1);
+	CHECK(h.fs.connected[0].hostid == a);
+	// the file's own NQN keeps the file's ID; --hostid wins over both
+	h.fs.ctrls.clear();
+	h.fs.connected.clear();
+	CHECK(h.run(connect0) == 0);
+	CHECK(h.fs.connected.at(0).hostid == file_id);
+	h.fs.ctrls.clear();
+	h.fs.connected.clear();
+	args.insert(args.end(), {"--hostid", "0b7a1e5c-0000-4000-8000-000000000009"});
+	CHECK(h.run(args) == 0);
+	CHECK(h.fs.connected.at(0).hostid == "0b7a1e5c-0000-4000-8000-000000000009");
+	// a second host in config.json without a hostid: its own, not the file's
+	h.fs.ctrls.clear();
+	h.fs.connected.clear();
+	h.fs.config = {target("nqn.test:m0"), target("nqn.test:m1")};
+	h.fs.config[1].hostnqn = "nqn.2026-12.io.example:host-b";
+	CHECK(h.run({"connect-all", "--config", "/x.json"}) == 0);
+	REQUIRE(h.fs.connected.size() == 2);
+	CHECK(h.fs.connected[0].hostid == file_id);
+	CHECK(h.fs.connected[1].hostid == a);
+}
+
 TEST_CASE("disconnect --config: only what fxctl connected, never a namespace in use")
 {
 	FabricHarness h;
@@ -511,26 +581,41 @@ TEST_CASE("a namespace path counts by its head")
 	CHECK(namespace_head("nvme12c3n10") == "nvme12n10");
 }
 
+namespace {
+
+DiscoveryEntry log_entry(const std::string &subtype, const std::string &addr,
+			 const std::string &nqn)
+{
+	DiscoveryEntry e;
+	e.transport = "rdma";
+	e.traddr = addr;
+	e.trsvcid = "4420";
+	e.subsysnqn = nqn;
+	e.subtype = subtype;
+	return e;
+}
+
+FabricTarget discovery_port(const std::string &addr)
+{
+	FabricTarget d = target(discovery_nqn, "4420");
+	d.traddr = addr;
+	d.config = "/x.json";
+	return d;
+}
+
+}  // namespace
+
 TEST_CASE("connect-all follows discovery referrals, each address once")
 {
 	FabricHarness h;
 	FabricTarget d = target(discovery_nqn, "4420");
 	d.config = "/x.json";
 	h.fs.config = {d};
-	auto entry = [](const std::string &subtype, const std::string &addr, const std::string &nqn) {
-		DiscoveryEntry e;
-		e.transport = "rdma";
-		e.traddr = addr;
-		e.trsvcid = "4420";
-		e.subsysnqn = nqn;
-		e.subtype = subtype;
-		return e;
-	};
-	h.fs.logs["10.0.0.1"] = {entry("discovery", "10.0.0.1", discovery_nqn),  // itself
-				 entry("nvme", "10.0.0.1", "nqn.test:m0"),
-				 entry("discovery", "10.0.0.2", discovery_nqn)};     // a referral
-	h.fs.logs["10.0.0.2"] = {entry("nvme", "10.0.0.2", "nqn.test:m1"),
-				 entry("discovery", "10.0.0.1", discovery_nqn)};     // and back
+	h.fs.logs["10.0.0.1"] = {log_entry("discovery", "10.0.0.1", discovery_nqn),  // itself
+				 log_entry("nvme", "10.0.0.1", "nqn.test:m0"),
+				 log_entry("discovery", "10.0.0.2", discovery_nqn)};     // a referral
+	h.fs.logs["10.0.0.2"] = {log_entry("nvme", "10.0.0.2", "nqn.test:m1"),
+				 log_entry("discovery", "10.0.0.1", discovery_nqn)};     // and back
 	CHECK(h.run({"connect-all", "--config", "/x.json"}) == 0);
 	CHECK(h.fs.discovered == std::vector<std::string>{"10.0.0.1", "10.0.0.2"});
 	REQUIRE(h.fs.connected.size() == 2);
@@ -538,4 +623,91 @@ TEST_CASE("connect-all follows discovery referrals, each address once")
 	CHECK(h.fs.connected[1].subsysnqn == "nqn.test:m1");
 	CHECK(h.fs.connected[1].traddr == "10.0.0.2");
 	CHECK(h.fs.connected[1].config == "/x.json");
+}
+
+
+// Review H2: a discovery controller that was not up yet failed the run for
+// good (never retried), and a failed log page read aborted connect-all
+// before any target was connected.
+TEST_CASE("connect-all retries a discovery controller that is not up yet, as any target")
+{
+	FabricHarness h;
+	h.fs.config = {discovery_port("10.0.0.1")};
+	h.fs.logs["10.0.0.1"] = {log_entry("nvme", "10.0.0.1", "nqn.test:m0")};
+	// refused (its port is not up yet), then the log page read fails, then the log
+	h.fs.discover_fails["10.0.0.1"] = {ECONNREFUSED, EIO};
+	CHECK(h.run({"-o", "json", "connect-all", "--config", "/x.json"}) == 0);
+	CHECK(h.fs.discovered == std::vector<std::string>{"10.0.0.1", "10.0.0.1", "10.0.0.1"});
+	CHECK(h.sleeps == std::vector<double>{1, 2});  // the back-off of I/O targets
+	REQUIRE(h.fs.connected.size() == 1);
+	CHECK(h.fs.connected[0].subsysnqn == "nqn.test:m0");
+	CHECK(h.fs.connected[0].config == "/x.json");
+	auto doc = nlohmann::json::parse(h.out.str());
+	REQUIRE(doc["connections"].size() == 1);  // what was connected, as before
+	CHECK(doc["connections"][0]["status"] == "connected");
+	CHECK_MESSAGE(has(h.err.str(), "discovery: connection refused by 10.0.0.1:4420"),
+		      h.err.str());
+	CHECK(has(h.err.str(), "discovery: cannot read the discovery log of"));
+	CHECK(has(h.err.str(), "retry 2 of 5 in 2 s"));
+}
+
+TEST_CASE("connect-all: one failing discovery controller stops neither the others nor I/O targets")
+{
+	FabricHarness h;
+	h.fs.config = {target("nqn.test:m0", "4420"), discovery_port("10.0.0.2"),
+		       discovery_port("10.0.0.3"), target("nqn.test:m1", "4420")};
+	h.fs.logs["10.0.0.3"] = {log_entry("nvme", "10.0.0.3", "nqn.test:m3")};
+	for (int i = 0; i < 10; ++i)
+		h.fs.discover_fails["10.0.0.2"].push_back(EIO);  // its log never reads
+	CHECK(h.run({"-o", "json", "connect-all", "--config", "/x.json", "--retries", "2"}) ==
+	      exit_partial);
+	std::vector<std::string> order;
+	for (const auto &t : h.fs.connected)
+		order.push_back(t.subsysnqn);
+	// m3, listed by the other discovery controller, in the first round
+	CHECK(order == std::vector<std::string>{"nqn.test:m0", "nqn.test:m3", "nqn.test:m1"});
+	CHECK(h.fs.discovered ==
+	      std::vector<std::string>{"10.0.0.2", "10.0.0.3", "10.0.0.2", "10.0.0.2"});
+	auto doc = nlohmann::json::parse(h.out.str());
+	REQUIRE(doc["connections"].size() == 4);
+	CHECK(doc["connections"][0]["status"] == "connected");
+	CHECK(doc["connections"][1]["subsysnqn"] == discovery_nqn);
+	CHECK(doc["connections"][1]["traddr"] == "10.0.0.2");
+	CHECK(doc["connections"][1]["status"] == "failed");
+	CHECK(doc["connections"][1]["attempts"] == 3);
+	CHECK(doc["connections"][1]["errno_name"] == "EIO");
+	// text: the discovery controller named, with its cause
+	h.fs.ctrls.clear();
+	h.fs.connected.clear();
+	CHECK(h.run({"connect-all", "--config", "/x.json", "--retries", "0"}) == exit_partial);
+	CHECK_MESSAGE(has(h.err.str(), "fxctl: nqn.2014-08.org.nvmexpress.discovery via rdma "
+				       "10.0.0.2:4420: discovery: cannot read the discovery log"),
+		      h.err.str());
+}
+
+// Review M-2: the deadline was checked from round 2 on only, so N targets
+// that each take a transport timeout to fail ran N times that, past the
+// unit's TimeoutStartSec.
+TEST_CASE("connect-all: --timeout bounds the first round too; untried targets are named")
+{
+	FabricHarness h;
+	for (int i = 0; i < 20; ++i) {
+		FabricTarget t = discovery_port("10.0.1." + std::to_string(i));
+		h.fs.config.push_back(t);
+		h.fs.discover_fails[t.traddr] = {ETIMEDOUT, ETIMEDOUT};
+	}
+	h.fs.discover_seconds = 10;  // each one times out after 10 s
+	CHECK(h.run({"-o", "json", "connect-all", "--config", "/x.json", "--timeout", "90"}) ==
+	      exit_runtime);
+	// 10 tried (the last starting at 90 s), none retried: no time left
+	CHECK(h.fs.discovered.size() == 10);
+	CHECK(h.sleeps.empty());
+	CHECK(h.now - 1000.0 <= 100.0);
+	auto doc = nlohmann::json::parse(h.out.str());
+	REQUIRE(doc["connections"].size() == 20);
+	CHECK(doc["connections"][9]["attempts"] == 1);
+	CHECK(doc["connections"][10]["status"] == "failed");
+	CHECK(doc["connections"][10]["attempts"] == 0);
+	CHECK(doc["connections"][10]["error"] == "not tried: the --timeout of 90 s had passed");
+	CHECK(doc["connections"][10]["errno_name"] == "ETIMEDOUT");
 }
