@@ -36,7 +36,11 @@ for c in "${cmds[@]}"; do
 	expect "$c" fxctl "${c:0:2}"
 	expect "$c" fxctl -o json "${c:0:1}"
 	expect "$c" fxctl help "${c:0:2}"
-	mapfile -t opts < <("$FXCTL" help "$c" | sed -n '/^Options for/,/^$/p' | grep -o -- '--[a-z][a-z0-9-]*' | sort -u)
+	# the option column only ("  -f [ --force ]", "  --no-owner"), not a
+	# description that names another tool's option (create's "as mdadm
+	# --homehost=<none>", wrapped onto a line of its own)
+	mapfile -t opts < <("$FXCTL" help "$c" | sed -n '/^Options for/,/^$/p' |
+		grep -oE -- '^  (-[a-zA-Z0-9] \[ )?--[a-z][a-z0-9-]*' | grep -o -- '--[a-z][a-z0-9-]*' | sort -u)
 	for o in "${opts[@]}" --output --help; do
 		expect "$o" fxctl "$c" "${o:0:3}"
 	done
