@@ -270,6 +270,16 @@ class KVCacheStore:
             self._pins[rec.block] += 1
         return Entry(self, key, rec)
 
+    def read_entries(self, entries, outs):
+        """Reads each acquired (not yet released) Entry of @entries into
+        the start of its buffer of @outs, all in one batch (a reader that
+        acquired the entries first, to size its buffers by their nbytes and
+        meta). Raises OSError if a read failed."""
+        recs = [e._rec for e in entries]
+        if any(r is None for r in recs):
+            raise ValueError("kvcache: read of a released entry")
+        self._read(recs, outs)
+
     def _lookup(self, key):
         rec = self._index.get(key)
         if rec is None:
