@@ -180,7 +180,7 @@ expect_ctl() {
 }
 expect_py() {	# expect_py PYTHONDIR: the fxio package
 	local f
-	for f in __init__.py _dlpack.py safetensors.py kvcache.py; do echo "$1/fxio/$f"; done
+	for f in __init__.py _dlpack.py safetensors.py kvcache.py lmcache.py; do echo "$1/fxio/$f"; done
 	echo "$1/fxio/_fxio.cpython-$(/usr/bin/python3 -c 'import sys; print("%d%d" % sys.version_info[:2])')-$(dpkg-architecture -qDEB_HOST_MULTIARCH).so"
 }
 compare() {	# compare NAME EXPECTED-LIST ACTUAL-LIST
