@@ -165,6 +165,21 @@ fx_peerq_sum() {
 		END { print s + 0 }' /sys/kernel/debug/fxblk/peerq
 }
 
+# fx_fill_ref DEV MIB: MIB MiB of random data written to DEV and fsynced,
+# kept in /tmp/ref; REF_MIB and REF_SUM (its md5) for fx_expect_ref
+fx_fill_ref() {
+	dd if=/dev/urandom of=/tmp/ref bs=1M count="$2" status=none || fail "make reference data"
+	dd if=/tmp/ref of="$1" bs=1M oflag=direct conv=fsync status=none || fail "write $1"
+	REF_MIB=$2
+	REF_SUM=$(md5sum </tmp/ref | cut -d' ' -f1)
+}
+# fx_expect_ref DEV WHAT: DEV's first REF_MIB MiB read back (O_DIRECT)
+# equal what fx_fill_ref wrote
+fx_expect_ref() {
+	expect_eq "$(dd if="$1" bs=1M count="$REF_MIB" iflag=direct status=none | md5sum |
+		cut -d' ' -f1)" "$REF_SUM" "$2"
+}
+
 # fx_peerq_load [off]: debugfs mounted (its peerq file), fxblk loaded with
 # peer_queues=1, or without it for "off" (a negative control)
 fx_peerq_load() {

@@ -37,9 +37,7 @@ gen_of() { fxctl -o json examine "$1" | jq -r .label.generation; }
 log "t61 over 4 members, 8 MiB of random data across all of them"
 fx_run fxctl create $V --chunk 64K "${M[@]}"
 DEV=$(fxdev $V) || fail "no /dev/fxN named $V"
-dd if=/dev/urandom of=/tmp/ref bs=1M count=8 status=none || fail "make reference data"
-dd if=/tmp/ref of="$DEV" bs=1M oflag=direct conv=fsync status=none || fail "write $DEV"
-SUM=$(md5sum </tmp/ref | cut -d' ' -f1)
+fx_fill_ref "$DEV" 8
 fx_run fxctl stop $V
 
 log "member $I moves: same null_blk, new subsystem $NEWNQN, NSID $NEWNSID, new UUID and NGUID"
@@ -92,7 +90,7 @@ fi
 log "assemble over the moved member: the data reads back"
 fx_run fxctl assemble $V
 DEV=$(fxdev $V) || fail "no /dev/fxN named $V after assemble"
-expect_eq "$(dd if="$DEV" bs=1M count=8 iflag=direct status=none | md5sum | cut -d' ' -f1)" "$SUM" "data of $V after the move"
+fx_expect_ref "$DEV" "data of $V after the move"
 fx_run fxctl update --identity --yes --volume $V "$NEW"
 expect_match "$FX_OUT" "already records its identity \(nsid $NEWNSID of $NEWNQN" "update again: nothing to do"
 fx_expect_fail --rc 4 --msg "stop" fxctl rename $V t61b
@@ -104,7 +102,7 @@ for d in "${M[@]}"; do expect_eq "$(gen_of "$d")" 3 "generation of $d after rena
 fx_expect_fail --msg "t61" fxctl assemble $V
 fx_run fxctl assemble t61b
 DEV=$(fxdev t61b) || fail "no /dev/fxN named t61b"
-expect_eq "$(dd if="$DEV" bs=1M count=8 iflag=direct status=none | md5sum | cut -d' ' -f1)" "$SUM" "data of t61b"
+fx_expect_ref "$DEV" "data of t61b"
 fx_run fxctl remove t61b
 
 log "M5: a partition is no member; a disk with a partition table is not empty"

@@ -37,8 +37,7 @@ gen_of() { fxctl -o json examine "$1" | jq -r .label.generation; }
 assemble_reads() {
 	fx_run fxctl assemble $V
 	DEV=$(fxdev $V) || fail "no /dev/fxN named $V $1"
-	expect_eq "$(dd if="$DEV" bs=1M count=8 iflag=direct status=none | md5sum | cut -d' ' -f1)" "$SUM" \
-		"data of $V $1"
+	fx_expect_ref "$DEV" "data of $V $1"
 }
 # move_all ROUND: every member's namespace gets a new UUID and NGUID on the
 # target (disconnected, disabled, new ids, enabled, connected); sets M
@@ -71,9 +70,7 @@ read -r -a M <<< "$FX_MEMBERS"
 log "t64 over 4 members, 8 MiB of random data across all of them"
 fx_run fxctl create $V --chunk 64K "${M[@]}"
 DEV=$(fxdev $V) || fail "no /dev/fxN named $V"
-dd if=/dev/urandom of=/tmp/ref bs=1M count=8 status=none || fail "make reference data"
-dd if=/tmp/ref of="$DEV" bs=1M oflag=direct conv=fsync status=none || fail "write $DEV"
-SUM=$(md5sum </tmp/ref | cut -d' ' -f1)
+fx_fill_ref "$DEV" 8
 fx_run fxctl stop $V
 
 log "the target regenerates every namespace's UUID and NGUID"
