@@ -91,6 +91,13 @@ struct fxblk_direct_cpu {
 struct fxblk_volume;
 struct fxblk_peerq_ctrl;
 
+/* An NVMe namespace's NGUID, EUI-64 and UUID (zero: it has none). */
+struct fxblk_ns_ids {
+	u8 nguid[16];
+	u8 eui64[8];
+	u8 uuid[16];
+};
+
 struct fxblk_member {
 	struct fxblk_volume *vol;
 	unsigned int index;		/* position in the stripe */
@@ -111,6 +118,8 @@ struct fxblk_member {
 	 */
 	unsigned long peerq_unflushed;
 	unsigned int peerq_failures;	/* opens failed or stopped in a row */
+	/* its namespace's identifiers at open, for the peer queues' check */
+	struct fxblk_ns_ids ns_ids;
 
 	/* Health (fxblk_health.c); written from completions, any context. */
 	unsigned int state;		/* enum fxblk_state */

@@ -216,13 +216,4 @@ void fxblk_put_disk(struct gendisk *disk);
 #define FXBLK_WQ_PERCPU 0
 #endif
 
-/* A directory's filldir_t actor: returns bool from 6.1, int before. */
-#ifdef FXBLK_HAVE_FILLDIR_BOOL
-#define FXBLK_FILLDIR_RET	bool
-#define FXBLK_FILLDIR_GO_ON	true
-#else
-#define FXBLK_FILLDIR_RET	int
-#define FXBLK_FILLDIR_GO_ON	0
-#endif
-
 #endif /* FXBLK_COMPAT_H */

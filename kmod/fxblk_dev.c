@@ -1052,6 +1052,7 @@ static int fxblk_member_setup(struct fxblk_volume *vol, unsigned int i,
 		return ret;
 	}
 	snprintf(m->disk_name, sizeof(m->disk_name), "%pg", m->bdev);
+	fxblk_peerq_member_setup(m);
 	ret = fxblk_member_check(vol, i, spec, extack);
 	if (ret) {
 		fxblk_member_close(m);

@@ -9,12 +9,15 @@
  * Per member (opened lazily by the first peer RW of its volume when the
  * module parameter peer_queues is set, closed with the volume):
  *  - the address, subsystem NQN, host NQN and host ID of one live rdma
- *    controller of the member's subsystem, read from its sysfs directory;
+ *    controller of the member's subsystem, read from the kernel's
+ *    controller device (never through a path: see fxblk_peerq_lookup());
  *  - an admin queue: RDMA CM connect with the NVMe/RDMA private data,
  *    Fabrics Connect (cntlid 0xffff, KATO), Property Get CAP, Set CC.EN,
  *    Get CSTS.RDY, Identify Controller (MDTS, SGLS: keyed SGL data block
  *    required), Keep Alive every KATO/2;
- *  - one I/O queue, Fabrics Connect with the admin queue's cntlid.
+ *  - one I/O queue, Fabrics Connect with the admin queue's cntlid;
+ *  - Identify Namespace: the member's NGUID, EUI-64 and UUID, or the
+ *    association is refused (fxblk_peerq_check_ns()).
  * The wire formats and the order of events follow the upstream host,
  * drivers/nvme/host/rdma.c and fabrics.c (5.10 to 6.12): a command holds a
  * reference for its SEND completion and one for its response; data is
@@ -31,16 +34,18 @@
  * debugfs dump, written to open members' associations and to tear one
  * down (volume close, RDMA device removal); q->lock guards a queue's
  * slots and its live flag, which every post checks; ctrl->stop_lock
- * serialises the stops. Nothing reads sysfs under peerq_sem (the dump
- * holds its seq_file's lock when it takes the semaphore; lockdep on the
- * debug kernel saw the reverse order when the lookup ran under it).
+ * serialises the stops. The lookup runs outside peerq_sem (when it read
+ * sysfs files, lockdep on the debug kernel saw their seq_file lock taken
+ * in the reverse order of the debugfs dump's).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/bitmap.h>
 #include <linux/blkdev.h>
+#include <linux/ctype.h>
 #include <linux/debugfs.h>
 #include <linux/delay.h>
+#include <linux/device.h>
 #include <linux/fs.h>
 #include <linux/inet.h>
 #include <linux/module.h>
@@ -228,95 +233,128 @@ static struct dentry *fxblk_peerq_debugfs;
 static LIST_HEAD(fxblk_peerq_ctrls);
 static DEFINE_MUTEX(fxblk_peerq_ctrls_lock);
 
-/* ---- the member's controller, from sysfs ------------------------------ */
+/* ---- the member's controller, from the kernel's own devices ----------- */
 
-static int fxblk_peerq_read_attr(const char *path, char *buf, size_t len)
+/*
+ * Where the target comes from (review C3). nvme-rdma's controller keeps its
+ * target in ctrl->opts (struct nvmf_ctrl_options), parsed by
+ * nvmf_create_ctrl() from the string root writes to /dev/nvme-fabrics
+ * (nvme-cli and libnvme's nvmf_add_ctrl() do); nvme core shows it, read
+ * only, as attributes of the controller device: address (->get_address(),
+ * nvmf_get_address()), transport, state, subsysnqn, hostnqn, hostid
+ * (drivers/nvme/host/sysfs.c; core.c before 6.8), which nvme-cli and
+ * libnvme read back from /sys/class/nvme/nvmeN/. struct nvme_ctrl is
+ * private to nvme, so fxblk calls those show functions itself, on the
+ * device it reaches from the member disk it holds open: the disk's parent
+ * is the controller (nvme_alloc_ns(): device_add_disk(ctrl->device, ...))
+ * or, for a multipath head, the subsystem (&head->subsys->dev), whose
+ * controllers are the parents of its hidden path disks nvmeXcYnZ.
+ *
+ * No path is looked up. Until issue 34 this file read /sys/block/<member>/
+ * with filp_open(), which walks the calling process's root in its mount
+ * namespace: a user who may read /dev/fxN could `unshare -Urm`, mount a
+ * tmpfs over /sys/block and choose the address and NQNs that every user's
+ * peer I/O then went to (lab 66). The other design, fxctl handing the
+ * target over netlink at CREATE, would keep a second copy of what the
+ * kernel's controller already holds, stale once that controller reconnects
+ * elsewhere; reading the controller when the association opens follows it.
+ * Whatever the source, the association is used only after Identify
+ * Namespace over it names the member's namespace (fxblk_peerq_check_ns()).
+ */
+
+/*
+ * Lab only: the NSID every association opens instead of the member's own
+ * (0: the member's), so that lab 66 can point one at another namespace of
+ * the member's subsystem, which fxblk_peerq_check_ns() must refuse. Only
+ * root can set a module parameter.
+ */
+static unsigned int fxblk_peerq_lab_nsid;
+module_param_named(peer_lab_nsid, fxblk_peerq_lab_nsid, uint, 0644);
+MODULE_PARM_DESC(peer_lab_nsid,
+		 "Lab only: open every peer association to this NSID, not the member's (default: 0, the member's)");
+
+/*
+ * @dev's attribute @name into @buf (a page, as sysfs hands one: its
+ * sysfs_emit() refuses any other buffer), trailing newline cut, as a read
+ * of the file would give it: by the show function of an attribute of the
+ * device's own groups, if is_visible lets the file exist. -ENOENT: none.
+ */
+static int fxblk_peerq_dev_attr(struct device *dev, const char *name,
+				char *buf)
 {
-	struct file *f = filp_open(path, O_RDONLY, 0);
-	loff_t pos = 0;
+	const struct attribute_group **g;
 	ssize_t n;
+	int i;
 
-	if (IS_ERR(f))
-		return PTR_ERR(f);
-	n = kernel_read(f, buf, len - 1, &pos);
-	filp_close(f, NULL);
-	if (n < 0)
-		return n;
-	buf[n] = '\0';
-	strim(buf);
-	return 0;
+	for (g = dev->groups; g && *g; g++) {
+		if ((*g)->name || !(*g)->attrs)	/* a subdirectory */
+			continue;
+		for (i = 0; (*g)->attrs[i]; i++) {
+			struct attribute *a = (*g)->attrs[i];
+			struct device_attribute *da;
+
+			if (strcmp(a->name, name))
+				continue;
+			if ((*g)->is_visible &&
+			    !(*g)->is_visible(&dev->kobj, a, i))
+				return -ENOENT;
+			da = container_of(a, struct device_attribute, attr);
+			if (!da->show)
+				return -ENOENT;
+			n = da->show(dev, da, buf);
+			if (n < 0)
+				return n;
+			n = min_t(ssize_t, n, PAGE_SIZE - 1);
+			while (n && isspace(buf[n - 1]))
+				n--;
+			buf[n] = '\0';
+			return 0;
+		}
+	}
+	return -ENOENT;
 }
 
-struct fxblk_peerq_scan {
-	struct dir_context ctx;
-	unsigned int n;
-	char names[8][16];
+/* @dev of the device class @name ("nvme": a controller; "nvme-subsystem") */
+static bool fxblk_peerq_dev_is(struct device *dev, const char *name)
+{
+	return dev && dev->class && !strcmp(dev->class->name, name);
+}
+
+/* @c an nvme controller of transport rdma, live, of subsystem @nqn? */
+static bool fxblk_peerq_ctrl_usable(struct device *c, const char *nqn,
+				    char *buf)
+{
+	return fxblk_peerq_dev_is(c, "nvme") &&
+	       !fxblk_peerq_dev_attr(c, "transport", buf) &&
+	       !strcmp(buf, "rdma") &&
+	       !fxblk_peerq_dev_attr(c, "state", buf) && !strcmp(buf, "live") &&
+	       !fxblk_peerq_dev_attr(c, "subsysnqn", buf) && !strcmp(buf, nqn);
+}
+
+struct fxblk_peerq_find {
+	u32 nsid;
+	const char *subsysnqn;
+	char *buf;			/* a page */
+	struct device *found;		/* a controller, referenced */
 };
 
-/* Collects the "nvmeN" links of a subsystem directory. */
-static FXBLK_FILLDIR_RET fxblk_peerq_filldir(struct dir_context *ctx,
-					     const char *name, int len,
-					     loff_t off, u64 ino,
-					     unsigned int type)
+/*
+ * class_for_each_device() over the block class: @d a path disk of the
+ * member's namespace (its nsid, a controller of its subsystem) whose
+ * controller is usable? The iteration holds @d, and @d its parent.
+ */
+static int fxblk_peerq_find_path(struct device *d, void *data)
 {
-	struct fxblk_peerq_scan *s = container_of(ctx, struct fxblk_peerq_scan,
-						  ctx);
-	unsigned int inst;
-	char tmp[16];
+	struct fxblk_peerq_find *f = data;
+	u32 nsid;
 
-	if (len < 5 || len >= sizeof(tmp) || s->n == ARRAY_SIZE(s->names))
-		return FXBLK_FILLDIR_GO_ON;
-	memcpy(tmp, name, len);
-	tmp[len] = '\0';
-	if (strncmp(tmp, "nvme", 4) || kstrtouint(tmp + 4, 10, &inst))
-		return FXBLK_FILLDIR_GO_ON;
-	strscpy(s->names[s->n++], tmp, sizeof(s->names[0]));
-	return FXBLK_FILLDIR_GO_ON;
-}
-
-/* A live rdma controller under @dir (a subsystem, or the controller). */
-static int fxblk_peerq_pick_ctrl(struct fxblk_peerq_ctrl *ctrl,
-				 const char *dir, char *path, char *val)
-{
-	struct fxblk_peerq_scan *s;
-	struct file *f;
-	unsigned int i;
-	int ret;
-
-	snprintf(path, PATH_MAX, "%s/transport", dir);
-	if (!fxblk_peerq_read_attr(path, val, PAGE_SIZE)) {
-		/* the disk's parent is the controller itself */
-		if (strcmp(val, "rdma"))
-			return -EPROTONOSUPPORT;
-		ctrl->kctrl[0] = '\0';
+	if (!fxblk_peerq_dev_is(d->parent, "nvme") ||
+	    fxblk_peerq_dev_attr(d, "nsid", f->buf) ||
+	    kstrtou32(f->buf, 10, &nsid) || nsid != f->nsid ||
+	    !fxblk_peerq_ctrl_usable(d->parent, f->subsysnqn, f->buf))
 		return 0;
-	}
-	s = kzalloc(sizeof(*s), GFP_KERNEL);
-	if (!s)
-		return -ENOMEM;
-	s->ctx.actor = fxblk_peerq_filldir;
-	f = filp_open(dir, O_RDONLY | O_DIRECTORY, 0);
-	if (IS_ERR(f)) {
-		kfree(s);
-		return PTR_ERR(f);
-	}
-	ret = iterate_dir(f, &s->ctx);
-	filp_close(f, NULL);
-	for (i = 0; !ret && i < s->n; i++) {
-		snprintf(path, PATH_MAX, "%s/%s/transport", dir, s->names[i]);
-		if (fxblk_peerq_read_attr(path, val, PAGE_SIZE) ||
-		    strcmp(val, "rdma"))
-			continue;
-		snprintf(path, PATH_MAX, "%s/%s/state", dir, s->names[i]);
-		if (fxblk_peerq_read_attr(path, val, PAGE_SIZE) ||
-		    strcmp(val, "live"))
-			continue;
-		strscpy(ctrl->kctrl, s->names[i], sizeof(ctrl->kctrl));
-		kfree(s);
-		return 0;
-	}
-	kfree(s);
-	return ret ? ret : -EPROTONOSUPPORT;
+	f->found = get_device(d->parent);
+	return 1;
 }
 
 /* "traddr=10.0.0.1,trsvcid=4420[,src_addr=...]" */
@@ -336,65 +374,105 @@ static int fxblk_peerq_parse_address(struct fxblk_peerq_ctrl *ctrl, char *val)
 				    ctrl->trsvcid, &ctrl->addr);
 }
 
-static int fxblk_peerq_ctrl_attr(struct fxblk_peerq_ctrl *ctrl,
-				 const char *dir, const char *name,
-				 char *path, char *val)
+/* The member's whole nvme disk, its parent: a controller or subsystem. */
+static struct device *fxblk_peerq_nvme_disk(struct fxblk_member *m)
 {
-	if (ctrl->kctrl[0])
-		snprintf(path, PATH_MAX, "%s/%s/%s", dir, ctrl->kctrl, name);
-	else
-		snprintf(path, PATH_MAX, "%s/%s", dir, name);
-	return fxblk_peerq_read_attr(path, val, PAGE_SIZE);
+	struct device *d = disk_to_dev(m->bdev->bd_disk);
+
+	/* the association addresses LBAs of the namespace, not a partition */
+	if (bdev_is_partition(m->bdev))
+		return NULL;
+	if (!fxblk_peerq_dev_is(d->parent, "nvme") &&
+	    !fxblk_peerq_dev_is(d->parent, "nvme-subsystem"))
+		return NULL;
+	return d;
 }
 
 /*
  * Where and as whom to connect: the member disk's nsid, and the address,
  * NQNs and host ID of a live rdma controller of its subsystem (the disk's
- * parent: the controller, or the subsystem of a multipath head).
+ * parent, or the controller of one of its paths), from those devices.
  */
 static int fxblk_peerq_lookup(struct fxblk_peerq_ctrl *ctrl)
 {
-	struct fxblk_member *m = ctrl->m;
-	char *dir, *path, *val;
+	struct fxblk_peerq_find f = { .subsysnqn = ctrl->subsysnqn };
+	struct device *disk = fxblk_peerq_nvme_disk(ctrl->m);
 	int ret;
 
-	dir = kmalloc(PATH_MAX, GFP_KERNEL);
-	path = kmalloc(PATH_MAX, GFP_KERNEL);
-	val = kmalloc(PAGE_SIZE, GFP_KERNEL);
-	ret = -ENOMEM;
-	if (!dir || !path || !val)
-		goto out;
-	snprintf(path, PATH_MAX, "/sys/block/%s/nsid", m->disk_name);
-	ret = fxblk_peerq_read_attr(path, val, PAGE_SIZE);
+	if (!disk)
+		return -EPROTONOSUPPORT;
+	f.buf = (char *)__get_free_page(GFP_KERNEL);
+	if (!f.buf)
+		return -ENOMEM;
+	ret = fxblk_peerq_dev_attr(disk, "nsid", f.buf);
 	if (!ret)
-		ret = kstrtou32(val, 10, &ctrl->nsid);
-	if (ret)
-		goto out;
-	snprintf(dir, PATH_MAX, "/sys/block/%s/device", m->disk_name);
-	ret = fxblk_peerq_pick_ctrl(ctrl, dir, path, val);
-	if (ret)
-		goto out;
-	ret = fxblk_peerq_ctrl_attr(ctrl, dir, "subsysnqn", path, val);
-	if (ret)
-		goto out;
-	strscpy(ctrl->subsysnqn, val, sizeof(ctrl->subsysnqn));
-	ret = fxblk_peerq_ctrl_attr(ctrl, dir, "hostnqn", path, val);
-	if (ret)
-		goto out;
-	strscpy(ctrl->hostnqn, val, sizeof(ctrl->hostnqn));
-	ret = fxblk_peerq_ctrl_attr(ctrl, dir, "hostid", path, val);
+		ret = kstrtou32(f.buf, 10, &f.nsid);
 	if (!ret)
-		ret = uuid_parse(val, &ctrl->hostid);
+		ret = fxblk_peerq_dev_attr(disk->parent, "subsysnqn", f.buf);
 	if (ret)
 		goto out;
-	ret = fxblk_peerq_ctrl_attr(ctrl, dir, "address", path, val);
+	strscpy(ctrl->subsysnqn, f.buf, sizeof(ctrl->subsysnqn));
+	if (fxblk_peerq_ctrl_usable(disk->parent, ctrl->subsysnqn, f.buf))
+		f.found = get_device(disk->parent);
+	else if (fxblk_peerq_dev_is(disk->parent, "nvme-subsystem"))
+		class_for_each_device(disk->class, NULL, &f,
+				      fxblk_peerq_find_path);
+	ret = -EPROTONOSUPPORT;
+	if (!f.found)
+		goto out;
+	strscpy(ctrl->kctrl, dev_name(f.found), sizeof(ctrl->kctrl));
+	ctrl->nsid = READ_ONCE(fxblk_peerq_lab_nsid) ?: f.nsid;
+	ret = fxblk_peerq_dev_attr(f.found, "hostnqn", f.buf);
+	if (ret)
+		goto out_put;
+	strscpy(ctrl->hostnqn, f.buf, sizeof(ctrl->hostnqn));
+	ret = fxblk_peerq_dev_attr(f.found, "hostid", f.buf);
 	if (!ret)
-		ret = fxblk_peerq_parse_address(ctrl, val);
+		ret = uuid_parse(f.buf, &ctrl->hostid);
+	if (!ret)
+		ret = fxblk_peerq_dev_attr(f.found, "address", f.buf);
+	if (!ret)
+		ret = fxblk_peerq_parse_address(ctrl, f.buf);
+out_put:
+	put_device(f.found);
 out:
-	kfree(val);
-	kfree(path);
-	kfree(dir);
+	free_page((unsigned long)f.buf);
 	return ret;
+}
+
+/*
+ * The namespace identifiers nvme core read over its own controller when it
+ * made the member's disk (its head's ids; wwid says "uuid." only when the
+ * UUID is set: uuid_show() falls back to the NGUID), recorded when the
+ * volume opens the member (CREATE or assemble, CAP_SYS_ADMIN). They do not
+ * change under an open disk: nvme core removes a namespace whose
+ * identifiers changed (nvme_validate_ns(), "identifiers changed").
+ */
+void fxblk_peerq_member_setup(struct fxblk_member *m)
+{
+	struct fxblk_ns_ids *ids = &m->ns_ids;
+	struct device *disk = fxblk_peerq_nvme_disk(m);
+	u8 *e = ids->eui64;
+	char *buf;
+
+	memset(ids, 0, sizeof(*ids));
+	if (!disk)
+		return;
+	buf = (char *)__get_free_page(GFP_KERNEL);
+	if (!buf)
+		return;
+	if (!fxblk_peerq_dev_attr(disk, "wwid", buf) &&
+	    !strncmp(buf, "uuid.", 5))
+		uuid_parse(buf + 5, (uuid_t *)ids->uuid);
+	/* "%pU", the 16 bytes in order */
+	if (!fxblk_peerq_dev_attr(disk, "nguid", buf))
+		uuid_parse(buf, (uuid_t *)ids->nguid);
+	/* "%8ph": "00 11 22 33 44 55 66 77" */
+	if (!fxblk_peerq_dev_attr(disk, "eui", buf) &&
+	    sscanf(buf, "%hhx %hhx %hhx %hhx %hhx %hhx %hhx %hhx",
+		   &e[0], &e[1], &e[2], &e[3], &e[4], &e[5], &e[6], &e[7]) != 8)
+		memset(e, 0, sizeof(ids->eui64));
+	free_page((unsigned long)buf);
 }
 
 /* ---- commands ---------------------------------------------------------- */
@@ -1292,6 +1370,90 @@ static int fxblk_peerq_identify(struct fxblk_peerq_ctrl *ctrl)
 	return 0;
 }
 
+/* Namespace Identification Descriptors (CNS 03h) into @got. */
+static void fxblk_peerq_parse_descs(const u8 *buf, struct fxblk_ns_ids *got)
+{
+	unsigned int pos = 0;
+
+	while (pos + sizeof(struct nvme_ns_id_desc) <= NVME_IDENTIFY_DATA_SIZE) {
+		const struct nvme_ns_id_desc *d = (const void *)(buf + pos);
+		const u8 *v = buf + pos + sizeof(*d);
+
+		if (!d->nidl)
+			break;
+		pos += sizeof(*d) + d->nidl;
+		if (pos > NVME_IDENTIFY_DATA_SIZE)
+			break;
+		if (d->nidt == NVME_NIDT_EUI64 && d->nidl == NVME_NIDT_EUI64_LEN)
+			memcpy(got->eui64, v, sizeof(got->eui64));
+		else if (d->nidt == NVME_NIDT_NGUID &&
+			 d->nidl == NVME_NIDT_NGUID_LEN)
+			memcpy(got->nguid, v, sizeof(got->nguid));
+		else if (d->nidt == NVME_NIDT_UUID &&
+			 d->nidl == NVME_NIDT_UUID_LEN)
+			memcpy(got->uuid, v, sizeof(got->uuid));
+	}
+}
+
+/*
+ * The association must reach the member's own namespace before anything
+ * is read or written over it (review C3): Identify Namespace (CNS 00h:
+ * NGUID, EUI-64) and its Identification Descriptor list (CNS 03h: UUID
+ * too) for ctrl->nsid must give exactly the identifiers nvme core found
+ * for the member (m->ns_ids): the comparison nvme_ns_ids_equal() makes
+ * before a rescanned namespace may keep its disk. A member with none of
+ * them cannot be told from another namespace: refused. A controller that
+ * fails CNS 03h (before NVMe 1.3 it is optional; nvme core then uses only
+ * CNS 00h, nvme_identify_ns_descs()) reports no UUID, which matches a
+ * member without one.
+ */
+static int fxblk_peerq_check_ns(struct fxblk_peerq_ctrl *ctrl)
+{
+	const struct fxblk_ns_ids *want = &ctrl->m->ns_ids;
+	static const struct fxblk_ns_ids none;
+	struct fxblk_ns_ids got = {};
+	struct nvme_command c = {};
+	struct nvme_id_ns *id;
+	u8 *buf;
+	int ret;
+
+	if (!memcmp(want, &none, sizeof(none))) {
+		strscpy(ctrl->why, "the member's namespace has no NGUID, EUI-64 or UUID to check",
+			sizeof(ctrl->why));
+		return -EPROTONOSUPPORT;
+	}
+	buf = kzalloc(NVME_IDENTIFY_DATA_SIZE, GFP_KERNEL);
+	if (!buf)
+		return -ENOMEM;
+	c.identify.opcode = nvme_admin_identify;
+	c.identify.nsid = cpu_to_le32(ctrl->nsid);
+	c.identify.cns = NVME_ID_CNS_NS;
+	ret = fxblk_peerq_sync(&ctrl->admin, &c, buf, NVME_IDENTIFY_DATA_SIZE,
+			       DMA_FROM_DEVICE, NULL);
+	if (ret) {
+		snprintf(ctrl->why, sizeof(ctrl->why),
+			 "Identify Namespace %u failed (%d)", ctrl->nsid, ret);
+		goto out;
+	}
+	id = (struct nvme_id_ns *)buf;
+	memcpy(got.nguid, id->nguid, sizeof(got.nguid));
+	memcpy(got.eui64, id->eui64, sizeof(got.eui64));
+	memset(buf, 0, NVME_IDENTIFY_DATA_SIZE);
+	c.identify.cns = NVME_ID_CNS_NS_DESC_LIST;
+	if (!fxblk_peerq_sync(&ctrl->admin, &c, buf, NVME_IDENTIFY_DATA_SIZE,
+			      DMA_FROM_DEVICE, NULL))
+		fxblk_peerq_parse_descs(buf, &got);
+	if (memcmp(&got, want, sizeof(got))) {
+		snprintf(ctrl->why, sizeof(ctrl->why),
+			 "nsid %u is not the member's namespace (NGUID %pU)",
+			 ctrl->nsid, got.nguid);
+		ret = -ENXIO;
+	}
+out:
+	kfree(buf);
+	return ret;
+}
+
 /* After fxblk_peerq_ctrl_prepare() found the member's controller. */
 static int fxblk_peerq_ctrl_setup(struct fxblk_peerq_ctrl *ctrl)
 {
@@ -1334,10 +1496,16 @@ static int fxblk_peerq_ctrl_setup(struct fxblk_peerq_ctrl *ctrl)
 	ctrl->max_bytes = min_t(u32, ctrl->max_bytes,
 				ctrl->io.max_pages * SZ_4K);
 	ret = fxblk_peerq_connect(&ctrl->io);
-	if (ret)
+	if (ret) {
 		snprintf(ctrl->why, sizeof(ctrl->why),
 			 "I/O queue Fabrics Connect failed (%d)", ret);
-	return ret;
+		return ret;
+	}
+	/*
+	 * Last, with both queues up, so that a refusal unwinds as any late
+	 * failure does; nothing uses the association before it is LIVE.
+	 */
+	return fxblk_peerq_check_ns(ctrl);
 }
 
 /* Every queue stopped and freed; @ctrl stays for the dump. */
@@ -1437,9 +1605,8 @@ static bool fxblk_peerq_member_due(struct fxblk_member *m)
 
 /*
  * A new association of @m with its controller's address and names read
- * from sysfs, or NULL (no memory). Without vol->peerq_sem: a sysfs read
- * takes its seq_file's lock, which the debugfs dump holds when it takes
- * the semaphore. A failed lookup leaves @lookup_err and @why set.
+ * from the kernel's controller device, or NULL (no memory). Without
+ * vol->peerq_sem. A failed lookup leaves @lookup_err and @why set.
  */
 static struct fxblk_peerq_ctrl *fxblk_peerq_ctrl_prepare(struct fxblk_member *m)
 {
@@ -1450,7 +1617,7 @@ static struct fxblk_peerq_ctrl *fxblk_peerq_ctrl_prepare(struct fxblk_member *m)
 	ctrl->lookup_err = fxblk_peerq_lookup(ctrl);
 	if (ctrl->lookup_err)
 		snprintf(ctrl->why, sizeof(ctrl->why),
-			 "no live rdma controller found in sysfs (%d)",
+			 "no live rdma controller of the member found (%d)",
 			 ctrl->lookup_err);
 	return ctrl;
 }
@@ -1564,7 +1731,7 @@ static bool fxblk_peerq_vol_due(struct fxblk_volume *vol)
 }
 
 /*
- * Open the associations that are due: each prepared (sysfs read) outside
+ * Open the associations that are due: each prepared (lookup) outside
  * the semaphore, then opened under it written. A member found not due
  * here may be due by then; it is tried by the next RW.
  */

@@ -24,6 +24,8 @@ int fxblk_peerq_init(void);
 void fxblk_peerq_exit(void);		/* before the volumes go */
 void fxblk_peerq_exit_late(void);	/* after */
 void fxblk_peerq_vol_close(struct fxblk_volume *vol);
+/* Record @m's namespace identifiers (m->ns_ids), at CREATE or assemble. */
+void fxblk_peerq_member_setup(struct fxblk_member *m);
 /* For netlink: @m's enum fxblk_peerq_state and its NIC's name ("": none). */
 void fxblk_peerq_member_info(struct fxblk_member *m, u32 *state, char *nic,
 			     size_t len);
@@ -61,6 +63,10 @@ static inline void fxblk_peerq_exit_late(void)
 }
 
 static inline void fxblk_peerq_vol_close(struct fxblk_volume *vol)
+{
+}
+
+static inline void fxblk_peerq_member_setup(struct fxblk_member *m)
 {
 }
 
