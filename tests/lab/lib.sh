@@ -192,6 +192,26 @@ fx_peerq_load() {
 	fi
 }
 
+# fx_peer_check_rw DEV: a peer read and a peer write of DEV (fxN, 64 KiB
+# chunks, 2 members or more) through /lab/modules/peer-test, host memory,
+# each equal to the block path (labs 67, 69)
+fx_peer_check_rw() {
+	local dev=$1 pt=/lab/modules/peer-test
+	[ -x $pt ] || fail "$pt missing (tests/lab/modules/build.sh builds it)"
+	head -c $((2 << 20)) /dev/urandom >/tmp/ref
+	dd if=/tmp/ref of="$dev" bs=1M oflag=direct status=none || fail "dd the reference to $dev"
+	# 200 KiB at 100 KiB + 512: both members, no chunk boundary aligned
+	fx_run $pt rwfile read "$dev" 512 102912 204800 /tmp/got host
+	dd if=/tmp/ref of=/tmp/want bs=512 skip=201 count=400 status=none
+	cmp -s /tmp/got /tmp/want || fail "peer read of $dev differs from the block path"
+	head -c 131072 /dev/urandom >/tmp/new
+	fx_run $pt rwfile write "$dev" 0 65536 131072 /tmp/new host
+	dd if="$dev" of=/tmp/back bs=512 skip=128 count=256 iflag=direct status=none ||
+		fail "dd read back of $dev"
+	cmp -s /tmp/new /tmp/back || fail "peer write to $dev not read back by the block path"
+	log "ok: peer read and write of $dev equal the block path"
+}
+
 # skip REASON: a sub-check that cannot run here says so (make check shows
 # these lines as notes under the test); the test goes on.
 skip() { echo "SKIP: $FX_TEST: $*"; }

@@ -45,22 +45,6 @@ trap cleanup EXIT
 fx_mark start
 fx_peerq_load "$BREAK"
 
-# check_rw DEV: a peer read and a peer write, each equal to the block path
-check_rw() {
-	local dev=$1
-	head -c $((2 << 20)) /dev/urandom >/tmp/ref
-	dd if=/tmp/ref of="$dev" bs=1M oflag=direct status=none || fail "dd the reference to $dev"
-	# 200 KiB at 100 KiB + 512: both members, no chunk boundary aligned
-	fx_run $PT rwfile read "$dev" 512 102912 204800 /tmp/got host
-	dd if=/tmp/ref of=/tmp/want bs=512 skip=201 count=400 status=none
-	cmp -s /tmp/got /tmp/want || fail "peer read of $dev differs from the block path"
-	head -c 131072 /dev/urandom >/tmp/new
-	fx_run $PT rwfile write "$dev" 0 65536 131072 /tmp/new host
-	dd if="$dev" of=/tmp/back bs=512 skip=128 count=256 iflag=direct status=none ||
-		fail "dd read back of $dev"
-	cmp -s /tmp/new /tmp/back || fail "peer write to $dev not read back by the block path"
-	log "ok: peer read and write of $dev equal the block path"
-}
 # expect_failed NAME VOL REASON: each member of NAME failed to open, REASON
 expect_failed() {
 	local name=$1 vol=$2 why=$3 i line
@@ -82,7 +66,7 @@ L1=$(dmsetup info -c --noheadings -o major,minor --separator : t67l1) || fail "d
 fx_run fxblk-nltest --cmd create --name t67a --chunk 128 --member "$L0" --member "$L1" \
 	--keep --expect 0
 DA=$(fxdev t67a) || fail "no device for t67a"
-check_rw "$DA"
+fx_peer_check_rw "$DA"
 expect_failed "${DA#/dev/}" t67a "no live rdma controller"
 
 # ---- admin Connect refused ----
@@ -92,7 +76,7 @@ SUBSYS=$FL_NVMET/subsystems/$(cat "/sys/block/${M[2]#/dev/}/device/subsysnqn") |
 fx_run fxctl create t67b --chunk 64K "${M[2]}" "${M[3]}"
 DB=$(fxdev t67b) || fail "no device for t67b"
 echo 0 >"$SUBSYS/attr_allow_any_host" || fail "allow_any_host=0 on $SUBSYS"
-check_rw "$DB"
+fx_peer_check_rw "$DB"
 NB=${DB#/dev/}
 line=$(grep "^$NB member=0 " $DBG)
 log "debugfs: $line"
