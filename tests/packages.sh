@@ -78,7 +78,7 @@ if [ -x "$TOP/build/ctl/fxctl" ]; then
 	FXIO_LIBDIR=$(sed -n 's/^CMAKE_INSTALL_LIBDIR:[A-Z]*=//p' "$TOP/build/ctl/CMakeCache.txt")
 	FXIO_PYDIR=$(sed -n 's/^FXBLK_PYTHONDIR:[A-Z]*=//p' "$TOP/build/ctl/CMakeCache.txt")
 	inst_expect() {
-		expect_ctl | grep -v '^/usr/share/doc/' | sed 's|^/lib/|/usr/lib/|; s|fxctl.8.gz$|fxctl.8|'
+		expect_ctl | grep -v '^/usr/share/doc/' | sed 's|^/lib/|/usr/lib/|; s|^\(/usr/share/man/.*\)\.gz$|\1|'
 		expect_dkms | grep -v '^/usr/share/doc/'
 		printf '/usr/%s\n' "$FXIO_LIBDIR/libfxio.so" "$FXIO_LIBDIR/libfxio.so.0" \
 			"$FXIO_LIBDIR/libfxio.so.0.1.0" "$FXIO_LIBDIR/pkgconfig/fxio.pc" include/fxio.h
@@ -169,9 +169,9 @@ expect_dkms() {
 }
 expect_ctl() {
 	local f
-	printf '%s\n' /usr/sbin/fxctl /usr/share/man/man8/fxctl.8.gz \
-		/usr/share/bash-completion/completions/fxctl \
+	printf '%s\n' /usr/sbin/fxctl /usr/share/bash-completion/completions/fxctl \
 		/usr/share/doc/fxctl/changelog.gz /usr/share/doc/fxctl/copyright
+	for f in "$TOP"/ctl/man/*.8; do echo "/usr/share/man/man8/${f##*/}.gz"; done
 	for f in "$TOP"/udev/*.rules; do echo "/lib/udev/rules.d/${f##*/}"; done
 	for f in "$TOP"/systemd/*.service; do
 		[ -e "$f" ] && echo "/lib/systemd/system/${f##*/}"
