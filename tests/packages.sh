@@ -81,7 +81,8 @@ if [ -x "$TOP/build/ctl/fxctl" ]; then
 		expect_ctl | grep -v '^/usr/share/doc/' | sed 's|^/lib/|/usr/lib/|; s|^\(/usr/share/man/.*\)\.gz$|\1|'
 		expect_dkms | grep -v '^/usr/share/doc/'
 		printf '/usr/%s\n' "$FXIO_LIBDIR/libfxio.so" "$FXIO_LIBDIR/libfxio.so.0" \
-			"$FXIO_LIBDIR/libfxio.so.0.1.0" "$FXIO_LIBDIR/pkgconfig/fxio.pc" include/fxio.h
+			"$FXIO_LIBDIR/libfxio.so.0.1.0" "$FXIO_LIBDIR/pkgconfig/fxio.pc" include/fxio.h \
+			share/man/man3/libfxio.3
 		expect_py "/usr/$FXIO_PYDIR"
 	}
 	DEFER_INSTALL_CHECK=1
@@ -208,7 +209,7 @@ expect_lib() {	# expect_lib LIBDIR
 		/usr/share/doc/libfxio0/changelog.gz /usr/share/doc/libfxio0/copyright
 }
 expect_dev() {	# expect_dev LIBDIR
-	printf '%s\n' /usr/include/fxio.h "$1/libfxio.so" "$1/pkgconfig/fxio.pc" \
+	printf '%s\n' /usr/include/fxio.h "$1/libfxio.so" "$1/pkgconfig/fxio.pc" /usr/share/man/man3/libfxio.3.gz \
 		/usr/share/doc/libfxio-dev/changelog.gz /usr/share/doc/libfxio-dev/copyright
 }
 compare libfxio0 "$(expect_lib "/usr/lib/$MA")" "$(listing "$X/lib")"
@@ -486,7 +487,8 @@ if [ "$FULL" = 1 ]; then
 		"$(rpmlist "$RCTL" | sed 's|\.gz$||')"
 	RLIBDIR=$(rpm --eval '%{_libdir}')
 	compare rpm-libfxio "$(expect_lib "$RLIBDIR" | grep -v '^/usr/share/doc/')" "$(rpmlist "$RLIB")"
-	compare rpm-libfxio-devel "$(expect_dev "$RLIBDIR" | grep -v '^/usr/share/doc/')" "$(rpmlist "$RDEV")"
+	compare rpm-libfxio-devel "$(expect_dev "$RLIBDIR" | grep -v '^/usr/share/doc/' | sed 's|\.gz$||')" \
+		"$(rpmlist "$RDEV" | sed 's|\.gz$||')"
 	rpm -qp --provides "$RLIB" | has '^libfxio.so.0(FXIO_0)' || die "libfxio.rpm does not provide libfxio.so.0(FXIO_0)"
 	rpm -qp --requires "$RDEV" | has "^libfxio(x86-64) = $VER" || die "libfxio-devel.rpm does not require libfxio = $VER"
 	rpm -qp --scripts "$RCTL" | has 'systemctl --no-reload disable --now fxblk-connect.service' ||
