@@ -77,6 +77,8 @@ PKGS=(
 	g++-aarch64-linux-gnu mmdebstrap qemu-system-arm
 	# packages (make packages / tests/packages.sh): .deb with dh-dkms, lintian, .rpm
 	debhelper dh-dkms lintian rpm fakeroot curl
+	# man pages: ctl/tests/manpages.py renders each with groff and man --warnings
+	groff-base man-db
 	# dh-sequence-python3 (python3-fxio): tests/packages.sh builds the
 	# previous fxblk-dkms on the host, which checks every Build-Depends
 	dh-python
