@@ -191,6 +191,25 @@ struct IdentityMove {
 	label::MemberId was, now;
 };
 
+// "DEV (what it is) and DEV (what it is)": which of two devices carrying one
+// member's label is on the fabric is the admin's best clue to the member.
+std::string two_devices(const Candidate &a, const Candidate &b)
+{
+	auto one = [](const Candidate &c) {
+		return fmt::format("{} ({})", c.devnode,
+				   c.identity ? c.identity->describe() : "identity unreadable");
+	};
+	return one(a) + " and " + one(b);
+}
+
+// A wipe of the wrong one destroys the member's label: a target's backing
+// device on the same host (a loopback set-up, a lab) shows the label of the
+// namespace it backs.
+constexpr const char *kCopyAdvice =
+	"Wipe the other ('fxctl wipe DEVICE') only if it is a copy (a snapshot, "
+	"a clone): never the device a target on this host exports, which holds "
+	"the member's own label";
+
 // The devices update --identity works on, as /dev paths: the DEVICE
 // arguments, or (--volume alone) every device carrying a label of that
 // volume, in stripe order (review H1: an nvmet restart, an NQN rename or a
@@ -211,22 +230,24 @@ std::vector<std::string> identity_devices(Ctx &ctx)
 	std::erase_if(group, [&](const Candidate &c) { return c.ml.label->generation < newest; });
 	// (index, device) pairs: sorting the candidates themselves trips GCC's
 	// maybe-uninitialized on the optional label
-	std::vector<std::pair<std::uint32_t, std::string>> by_index;
+	std::vector<std::pair<std::uint32_t, const Candidate *>> by_index;
 	for (const auto &c : group)
-		by_index.emplace_back(c.ml.label->member_index, c.devnode);
+		by_index.emplace_back(c.ml.label->member_index, &c);
 	std::stable_sort(by_index.begin(), by_index.end(),
 			 [](const auto &a, const auto &b) { return a.first < b.first; });
 	std::vector<std::string> out;
 	for (std::size_t i = 0; i < by_index.size(); ++i) {
 		if (i && by_index[i - 1].first == by_index[i].first)
-			throw Error(fmt::format("{} and {} both carry the label of member {} of {}: "
-						"one is a copy; nothing updated: give the devices that "
-						"are the members ('fxctl update --identity DEVICE...'), "
-						"or remove the copy ('fxctl wipe DEVICE')",
-						by_index[i - 1].second, by_index[i].second,
-						by_index[i].first, volume_object(*group.front().ml.label)),
+			throw Error(fmt::format("{} both carry the label of member {} of {}: one is a "
+						"copy, or one device seen twice; nothing updated: give "
+						"the devices that are the members ('fxctl update "
+						"--identity DEVICE...'). {}",
+						two_devices(*by_index[i - 1].second,
+							    *by_index[i].second),
+						by_index[i].first, volume_object(*group.front().ml.label),
+						kCopyAdvice),
 				    errno_error(EEXIST));
-		out.push_back(by_index[i].second);
+		out.push_back(by_index[i].second->devnode);
 	}
 	return out;
 }
@@ -248,6 +269,7 @@ std::vector<Candidate> identity_candidates(Ctx &ctx, const std::vector<std::stri
 						"nothing to update ('fxctl examine {}' says why)",
 						dev, dev),
 				    errno_error(ENOENT));
+		c.devnode = dev;  // messages name the device as given
 		const label::Label &l = *c.ml.label;
 		if (l.volume_uuid != uuid)
 			throw Error(fmt::format("{} is a member of {}, {} of {}: nothing updated; "
@@ -256,12 +278,13 @@ std::vector<Candidate> identity_candidates(Ctx &ctx, const std::vector<std::stri
 				    errno_error(EINVAL));
 		for (std::size_t j = 0; j < out.size(); ++j)
 			if (out[j].ml.label->member_index == l.member_index)
-				throw Error(fmt::format("{} and {} both carry the label of member {} "
-							"of {}: one is a copy; nothing updated: give "
-							"only the one that is the member",
-							devs[j], dev, l.member_index, volume_object(l)),
+				throw Error(fmt::format("{} both carry the label of member {} of {}: "
+							"one is a copy, or one device seen twice; "
+							"nothing updated: give only the one that is "
+							"the member. {}",
+							two_devices(out[j], c), l.member_index,
+							volume_object(l), kCopyAdvice),
 					    errno_error(EEXIST));
-		c.devnode = dev;  // messages name the device as given
 		out.push_back(std::move(c));
 	}
 	return out;

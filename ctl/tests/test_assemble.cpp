@@ -673,10 +673,18 @@ TEST_CASE("update --identity --volume NAME takes every member present; refuses t
 	h.devices.add("/dev/nvme4n1", 4);
 	h.members.written["/dev/nvme4n1"] = h.label(1);
 	CHECK(h.run({"update", "--identity", "--yes", "--volume", "kv"}) == 1);
-	CHECK_MESSAGE(has(h.err.str(), "/dev/nvme0n1 and /dev/nvme4n1 both carry the label of "
-				       "member 1"), h.err.str());
+	// each named with what it is (the one on the fabric is the member's
+	// best clue), and no bare advice to wipe "the copy": a target's backing
+	// device on this host would be the member itself
+	for (const char *want : {"/dev/nvme0n1 (nsid ", "/dev/nvme4n1 (nsid ",
+				 "both carry the label of member 1",
+				 "never the device a target on this host exports"})
+		CHECK_MESSAGE(has(h.err.str(), want), (std::string(want) + " not in: " + h.err.str()));
 	CHECK(h.run({"update", "--identity", "--yes", "/dev/nvme0n1", "/dev/nvme4n1"}) == 1);
-	CHECK(has(h.err.str(), "/dev/nvme0n1 and /dev/nvme4n1 both carry the label of member 1"));
+	for (const char *want : {"/dev/nvme0n1 (nsid ", "/dev/nvme4n1 (nsid ",
+				 "both carry the label of member 1",
+				 "never the device a target on this host exports"})
+		CHECK_MESSAGE(has(h.err.str(), want), (std::string(want) + " not in: " + h.err.str()));
 	CHECK(h.members.writes.empty());
 }
 
