@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 
 from fxio import Completion
+from fxio import kvcache
 from fxio.kvcache import KVCacheStore
 
 BLOCK = 64 << 10
@@ -97,15 +98,22 @@ class MemFile:
 
 
 def mem_store(blocks, **kw):
-    f = MemFile(blocks * BLOCK)
+    """A store of @blocks over a MemFile (room for a persistent store's
+    header and records too)."""
+    f = MemFile(blocks * BLOCK + kvcache._data_offset(blocks, BLOCK))
     return KVCacheStore("<mem>", BLOCK, capacity_blocks=blocks, file=f, **kw), f
 
 
-def test_key_is_no_hit_while_its_block_is_written():
+# each race, close and the stress test, on a store in memory only and a persistent one
+both = pytest.mark.parametrize("persistent", [False, True], ids=["memory", "persistent"])
+
+
+@both
+def test_key_is_no_hit_while_its_block_is_written(persistent):
     """Review C1's first race: thread A's put of key 2 must evict key 1 and
     is held inside its write; a get of key 2 then must miss (before the fix
     it hit, with key 1's bytes)."""
-    kv, f = mem_store(1)
+    kv, f = mem_store(1, persistent=persistent)
     kv.put(key(1), content(key(1)))
     f.hold("write")
     t = threading.Thread(target=kv.put, args=(key(2), content(key(2))))
@@ -125,12 +133,13 @@ def test_key_is_no_hit_while_its_block_is_written():
     assert not kv.exists_in_put_tasks(key(2))
 
 
-def test_block_being_read_is_not_evicted_or_rewritten():
+@both
+def test_block_being_read_is_not_evicted_or_rewritten(persistent):
     """Review C1's second race: a get of key 1 is held inside its read of
     the store's only block; a put of key 2 must not evict key 1 and rewrite
     that block under it (before the fix the get returned True with key 2's
     bytes). With every block pinned the put stores nothing."""
-    kv, f = mem_store(1)
+    kv, f = mem_store(1, persistent=persistent)
     kv.put(key(1), content(key(1)))
     f.hold("read")
     out = np.zeros(BLOCK, dtype=np.uint8)
@@ -149,11 +158,12 @@ def test_block_being_read_is_not_evicted_or_rewritten():
     assert kv.stats["evictions"] == 0
 
 
-def test_reput_while_read_keeps_the_reader_on_the_old_block():
+@both
+def test_reput_while_read_keeps_the_reader_on_the_old_block(persistent):
     """A key put again while a get of it reads its block: the new bytes go
     to another block, the reader gets the old value whole, later gets the
     new one; the old block is free again once the read let go of it."""
-    kv, f = mem_store(2)
+    kv, f = mem_store(2, persistent=persistent)
     old, new = content(key(1)), content(key(2))  # two values for key 1
     kv.put(key(1), old)
     f.hold("read")
@@ -175,11 +185,13 @@ def test_reput_while_read_keeps_the_reader_on_the_old_block():
     assert kv.contains(key(1)) and kv.stats["evictions"] == 0
 
 
-def test_stress_every_hit_is_the_keys_own_bytes(disk):
+@both
+def test_stress_every_hit_is_the_keys_own_bytes(disk, persistent):
     """4 writers and 4 readers over the real libfxio File on a file: 8
     blocks for 48 keys (constant eviction), readers asking mostly for the
     keys just submitted for a put. Every hit is compared with its key's
-    content; before the fix wrong hits showed up in every run."""
+    content; before the fix wrong hits showed up in every run. A persistent
+    store, reopened after, serves every key it kept with its own bytes."""
     path, _ = disk
     nkeys, blocks, rounds = 48, 16, 150
     contents_ = {i: content(key(i)) for i in range(nkeys)}
@@ -187,7 +199,7 @@ def test_stress_every_hit_is_the_keys_own_bytes(disk):
     recent = []
     writing = threading.Event()  # set while the writers run
     lock = threading.Lock()
-    with KVCacheStore(path, BLOCK, capacity_blocks=blocks) as kv:
+    with KVCacheStore(path, BLOCK, capacity_blocks=blocks, persistent=persistent) as kv:
         def writer(seed):
             rng = random.Random(seed)
             try:
@@ -236,14 +248,27 @@ def test_stress_every_hit_is_the_keys_own_bytes(disk):
         assert not wrong, "%d wrong hits of %d, e.g. %s" % (len(wrong), hits, wrong[:5])
         assert hits > 0 and kv.stats["evictions"] > 0
         assert len(kv) <= blocks
+        kept = len(kv)
+    if not persistent:
+        return
+    with KVCacheStore(path, BLOCK, persistent=True) as kv:
+        assert len(kv) == kept and kv.stats["torn"] == 0
+        out = np.zeros(BLOCK, dtype=np.uint8)
+        for i in range(nkeys):
+            if kv.get(key(i), out):
+                assert np.array_equal(out, contents_[i]), "key %d after the reopen: %s" % (
+                    i, whose(out, range(nkeys)))
+                kept -= 1
+        assert kept == 0
 
 
-def test_close_waits_for_a_get_in_flight():
+@both
+def test_close_waits_for_a_get_in_flight(persistent):
     """close() while a get is held inside its read returns only after that
     read ended, and closes the file after it; later calls raise. (If
     close did not wait it would return at once; the 1 s join below can
     only miss that, never fail a store that waits.)"""
-    kv, f = mem_store(1)
+    kv, f = mem_store(1, persistent=persistent)
     kv.put(key(1), content(key(1)))
     closed_during_read = []
     f.close = lambda: closed_during_read.append(f.entered["read"].is_set() and "read" in f.gate)
