@@ -43,20 +43,34 @@ What LMCache defines, as read (never copied) in LMCache/LMCache:
     get by local_cpu_backend.allocate(shape, dtype, fmt) as
     LocalDiskBackend.load_bytes_from_disk does.
   lmcache/utils.py: CacheEngineKey, a dataclass hashed over its fields,
-    to_string(); used here only as a hashable dict key.
+    to_string(); a hashable dict key, and with fxio.persistent the store's
+    key is its to_string(): at 0353be824aeb that string holds every field
+    __eq__ compares (model_name, world_size, worker_id, chunk_hash, dtype,
+    tags), as LMCache's own disk and remote backends name chunks by it.
 
 Configuration (LMCache's extra_config, keys of ours): fxio.path (/dev/fxN
 or a file; required), fxio.block_bytes (a multiple of 4096 at least the
 largest chunk's get_size(); required), fxio.capacity_blocks (default: the
 size of path), fxio.durable (File.sync before a put is a hit), fxio.workers
-(threads writing and prefetching, default 2).
+(threads writing and prefetching, default 2), fxio.persistent (default
+false: KVCacheStore's persistent index, kept across restarts),
+fxio.reformat (with fxio.persistent: start empty whatever the volume
+holds).
 
 Semantics: a chunk is stored as its get_size() bytes with (shape, dtype,
 fmt); a hit is a chunk whose write completed (while written it is
 exists_in_put_tasks and a miss); a chunk already stored or being stored is
 not written again; a chunk larger than a block, or with every block read
 or pinned, is not stored (put_skipped in stats()). The index is in memory
-(KVCacheStore's): empty at each start.
+(KVCacheStore's): empty at each start, as LMCache's local disk backend
+is, unless fxio.persistent is true (opt-in, so a configuration that
+expects a cache that forgets keeps it). Then the store keeps the chunks
+on the volume across restarts and crashes, each key as its to_string()
+and each chunk's shape, dtype and format as {"shape": [...], "dtype":
+"float16", "fmt": "KV_2LTD"}, made LMCache's types again at a get
+(torch.Size, torch.<dtype>, MemoryFormat[name]: FxioBackend.memory_format,
+else lmcache.v1.memory_management's); a chunk whose value fails its hash
+after a restart, or whose meta no longer decodes, is a miss, never served.
 
 Proven (tests/test_lmcache.py, pytest over a file in the build tree, in
 make check as ctest fxio-python): against stand-ins written in the test of
@@ -122,6 +136,22 @@ def _bytes(buf, nbytes):
     return mv[:nbytes]
 
 
+def _store_key(key):
+    """A persistent store's key for LMCache's @key: its to_string(), or
+    the key itself (bytes, str, int)."""
+    to_string = getattr(key, "to_string", None)
+    return to_string() if to_string is not None else key
+
+
+def _same_key(key):
+    return key
+
+
+def _dtype_name(dtype):
+    s = str(dtype)
+    return s[len("torch."):] if s.startswith("torch.") else s
+
+
 def _flag(v):
     if isinstance(v, str):
         return v.strip().lower() in ("1", "true", "yes", "on")
@@ -129,6 +159,10 @@ def _flag(v):
 
 
 class FxioBackend(_Base):
+    # LMCache's MemoryFormat enum, for a persistent store's chunks read
+    # after a restart; None: imported from lmcache.v1.memory_management.
+    memory_format = None
+
     def __init__(self, config=None, metadata=None, loop=None, memory_allocator=None,
                  local_cpu_backend=None, dst_device="cuda", lookup_server=None, *,
                  store=None):
@@ -151,8 +185,12 @@ class FxioBackend(_Base):
             cap = extra.get("fxio.capacity_blocks")
             store = KVCacheStore(path, int(extra["fxio.block_bytes"]),
                                  None if cap is None else int(cap),
-                                 durable=_flag(extra.get("fxio.durable", False)))
+                                 durable=_flag(extra.get("fxio.durable", False)),
+                                 persistent=_flag(extra.get("fxio.persistent", False)),
+                                 reformat=_flag(extra.get("fxio.reformat", False)))
         self.store = store
+        self._persistent = getattr(store, "persistent", False)
+        self._sk = _store_key if self._persistent else _same_key
         self._pool = concurrent.futures.ThreadPoolExecutor(
             max_workers=int(extra.get("fxio.workers", 2)), thread_name_prefix="fxio-lmcache")
         self._lock = threading.Lock()
@@ -165,14 +203,14 @@ class FxioBackend(_Base):
 
     # -- lookups --------------------------------------------------------
     def contains(self, key, pin=False):
-        return self.store.contains(key, pin=pin)
+        return self.store.contains(self._sk(key), pin=pin)
 
     def batched_contains(self, keys, pin=False):
         """How many of @keys, from the first, are hits (each pinned with
         @pin)."""
         n = 0
         for k in keys:
-            if not self.store.contains(k, pin=pin):
+            if not self.store.contains(self._sk(k), pin=pin):
                 break
             n += 1
         return n
@@ -184,13 +222,13 @@ class FxioBackend(_Base):
         with self._lock:
             if key in self._submitted:
                 return True
-        return self.store.exists_in_put_tasks(key)
+        return self.store.exists_in_put_tasks(self._sk(key))
 
     def pin(self, key):
-        return self.store.pin(key)
+        return self.store.pin(self._sk(key))
 
     def unpin(self, key):
-        return self.store.unpin(key)
+        return self.store.unpin(self._sk(key))
 
     def touch_cache(self):
         """Recency is kept by the store at each get: nothing to do."""
@@ -208,8 +246,9 @@ class FxioBackend(_Base):
             if self._closed:
                 return None
             for k, o in zip(keys, objs):
-                if k in self._submitted or self.store.exists_in_put_tasks(k) or \
-                        self.store.contains(k) or any(k == t[0] for t in todo):
+                sk = self._sk(k)
+                if k in self._submitted or self.store.exists_in_put_tasks(sk) or \
+                        self.store.contains(sk) or any(k == t[0] for t in todo):
                     continue
                 if o.get_size() > self.store.block_bytes:
                     self.skipped["too_big"] += 1
@@ -235,8 +274,7 @@ class FxioBackend(_Base):
     def _put(self, todo, on_complete):
         stored = [False] * len(todo)
         try:
-            items = [(k, _bytes(o.byte_array, o.get_size()),
-                      (o.get_shape(), o.get_dtype(), o.get_memory_format()))
+            items = [(self._sk(k), _bytes(o.byte_array, o.get_size()), self._meta(o))
                      for k, o in todo]
             stored = self.store.batched_put(items)
         except Exception as e:  # noqa: BLE001 - a put lost is a miss later, not an error
@@ -258,6 +296,24 @@ class FxioBackend(_Base):
                         log.warning("FxioBackend: on_complete_callback(%s): %s", k, e)
         return stored
 
+    def _meta(self, obj):
+        """What the store keeps of @obj besides its bytes."""
+        shape, dtype, fmt = obj.get_shape(), obj.get_dtype(), obj.get_memory_format()
+        if not self._persistent:
+            return shape, dtype, fmt
+        return {"shape": [int(d) for d in shape], "dtype": _dtype_name(dtype),
+                "fmt": getattr(fmt, "name", fmt)}
+
+    def _unmeta(self, meta):
+        """(shape, dtype, fmt) of a chunk from what _meta() kept."""
+        if not self._persistent:
+            return meta
+        import torch
+        fmts = self.memory_format
+        if fmts is None:
+            from lmcache.v1.memory_management import MemoryFormat as fmts
+        return torch.Size(meta["shape"]), getattr(torch, meta["dtype"]), fmts[meta["fmt"]]
+
     # -- gets -----------------------------------------------------------
     def _allocate(self, shape, dtype, fmt):
         alloc = self.local_cpu_backend if self.local_cpu_backend is not None \
@@ -270,13 +326,18 @@ class FxioBackend(_Base):
     def batched_get_blocking(self, keys):
         """A MemoryObj (allocated by LMCache's CPU backend, owned by the
         caller) per key, None for a miss; the hits read in one batch."""
-        entries = [self.store.acquire(k) for k in keys]
+        entries = [self.store.acquire(self._sk(k)) for k in keys]
         objs = [None] * len(keys)
         ok = False
         try:
             for i, e in enumerate(entries):
                 if e is not None:
-                    shape, dtype, fmt = e.meta
+                    try:
+                        shape, dtype, fmt = self._unmeta(e.meta)
+                    except (KeyError, TypeError, AttributeError, ImportError) as exc:
+                        log.warning("FxioBackend: %s: a chunk's meta %r: %s", keys[i], e.meta,
+                                    exc)
+                        continue  # a miss
                     objs[i] = self._allocate(shape, dtype, fmt)  # None: a miss
             hits = [i for i, o in enumerate(objs) if o is not None]
             try:
@@ -302,7 +363,7 @@ class FxioBackend(_Base):
 
     def get_non_blocking(self, key, location=None):
         """A Future of get_blocking(key), None on a miss now."""
-        if not self.store.contains(key):
+        if not self.store.contains(self._sk(key)):
             return None
         return self._pool.submit(self.get_blocking, key)
 
@@ -326,7 +387,7 @@ class FxioBackend(_Base):
         CPU backend (submit_put_task), as LocalDiskBackend's prefetch does;
         False on a miss or without a CPU backend."""
         cpu = self.local_cpu_backend
-        if cpu is None or not self.store.contains(key):
+        if cpu is None or not self.store.contains(self._sk(key)):
             return False
 
         def fetch():
@@ -343,10 +404,10 @@ class FxioBackend(_Base):
 
     # -- removal, close -------------------------------------------------
     def remove(self, key, force=True):
-        return self.store.remove(key)
+        return self.store.remove(self._sk(key))
 
     def batched_remove(self, keys, force=True):
-        return sum(1 for k in keys if self.store.remove(k))
+        return sum(1 for k in keys if self.store.remove(self._sk(k)))
 
     def stats(self):
         return dict(self.store.stats, **{"put_" + k: v for k, v in self.skipped.items()})

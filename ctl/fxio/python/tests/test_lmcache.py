@@ -372,6 +372,56 @@ def test_round_trip_keeps_bytes_shape_dtype_fmt_and_short_last_chunk(manager):
     sm.batched_unpin(ks)
 
 
+
+def test_persistent_chunks_survive_a_restart_torn_ones_are_misses(disk, monkeypatch):
+    """fxio.persistent: chunks put before LMCache stopped are hits of the
+    next LMCache on the same volume, with their bytes, shape, dtype and
+    format (made the stand-in's types again: FxioBackend.memory_format);
+    a chunk whose bytes were torn on the volume is a miss of
+    batched_get_blocking, never another chunk's bytes. Without
+    fxio.persistent (the default) the next LMCache starts empty."""
+    monkeypatch.setattr(FxioBackend, "memory_format", MemoryFormat)
+    path, _ = disk
+    extra = {"fxio.path": str(path), "fxio.block_bytes": BLOCK, "fxio.persistent": "true",
+             "fxio.capacity_blocks": 16}
+    ks = [key(i) for i in range(6)]
+    sm = StorageManager(extra)
+    try:
+        objs = [sm.make(ks[0]), sm.make(ks[1], dtype=torch.bfloat16), sm.make(ks[2], LAST)] + \
+            [sm.make(k) for k in ks[3:]]
+        wait(sm.batched_put(ks, objs))
+        assert sm.backend.store.persistent and sm.lookup(ks, pin=False) == 6
+        torn = sm.backend.store._index[ks[4].to_string()]
+        torn_at = sm.backend.store._off(torn.block) + 1000
+    finally:
+        sm.close()
+    plain = StorageManager(dict(extra, **{"fxio.persistent": "false"}))
+    try:
+        assert plain.lookup(ks) == 0
+    finally:
+        plain.close()
+    with open(path, "r+b") as f:
+        f.seek(torn_at)
+        b = f.read(1)
+        f.seek(torn_at)
+        f.write(bytes([b[0] ^ 0x80]))
+    sm = StorageManager(extra)
+    try:
+        assert sm.backend.store.stats["loaded"] == 6 and sm.lookup(ks, pin=False) == 6
+        got = sm.backend.batched_get_blocking(ks + [key(9)])
+        assert got[4] is None and got[6] is None and not sm.backend.contains(ks[4])
+        for i in (0, 1, 2, 3, 5):
+            o, want = got[i], objs[i]
+            assert o.get_shape() == want.get_shape() and isinstance(o.get_shape(), torch.Size)
+            assert o.get_dtype() == want.get_dtype()
+            assert o.get_memory_format() is MemoryFormat.KV_2LTD
+            assert o.get_size() == want.get_size() and same(o, ks[i]), "chunk %d: other bytes" % i
+            o.ref_count_down()
+        assert got[2].get_size() == 9472 and got[1].get_dtype() == torch.bfloat16
+        assert sm.cpu.live == set()
+    finally:
+        sm.close()
+
 def test_in_flight_put_is_not_a_hit(manager):
     """While a chunk's write is held, it is exists_in_put_tasks (from the
     moment batched_submit_put_task returned), a miss for contains and
