@@ -1,6 +1,6 @@
 #!/bin/bash
 # lab: kernels=6.12 quick=6.12 members=4 size-mb=64 persist boots=2 hostfs timeout=1200
-# lab-break: break=nondurable ~ LOST: acknowledged put of key
+# lab-break: full break=nondurable ~ LOST: acknowledged put of key
 # A persistent KV-cache store (fxio.kvcache, persistent=True, issue 35) on a
 # raw /dev/fxN keeps its keys across a crash of the VM in the middle of its
 # puts: after the reboot and the volume's re-assembly every hit is byte for
