@@ -17,8 +17,8 @@
 # of a clone already freed.
 #
 # Members: per NVMe-oF namespace, a dm-stripe of its two halves with 4 KiB
-# stripes (DM_TARGET_NOWAIT), so each 128 KiB clone of fxN is split in 32
-# by dm. Member A is suspended and resumed every 0.3 s. fio io_uring
+# stripes (DM_TARGET_NOWAIT), so each clone of fxN, up to one 64 KiB chunk
+# (fxblk-nltest's --chunk 128 is in sectors), is split in up to 16 by dm. Member A is suspended and resumed every 0.3 s. fio io_uring
 # O_DIRECT random writes of 64-512 KiB at QD 32 with crc32c verify, then
 # reads that verify.
 # Checks, with kprobes on fxblk_stats_start (a member bio sent, first time
