@@ -103,8 +103,11 @@ fx_run fxctl stop $V
 log "a second move of all four; --volume $V alone also finds the target's backing null_blk"
 move_all 2
 B0=$(cat "$FL_NVMET/subsystems/${FL_NQN}0/namespaces/1/device_path") || fail "no device_path of member 0"
+# the refusal names what each is: the backing device has no NVMe identity,
+# the member is the namespace on the fabric; no advice to wipe a device
+# a target on this host exports (it is the member)
 fx_expect_fail --rc 1 \
-	--msg "($B0 and ${M[0]}|${M[0]} and $B0) both carry the label of member 0 of \"$V\" .*one is a copy; nothing updated" \
+	--msg "($B0 \(unknown device \(no NVMe identity\)\) and ${M[0]} \(nsid 1 of ${FL_NQN}0 |${M[0]} \(nsid 1 of ${FL_NQN}0 .* and $B0 \(unknown device \(no NVMe identity\)\)).* both carry the label of member 0 of \"$V\" .*one is a copy, or one device seen twice; nothing updated.*never the device a target on this host exports" \
 	fxctl update --identity --yes --volume $V
 for d in "${M[@]}"; do expect_eq "$(gen_of "$d")" 2 "generation of $d after the refused --volume update"; done
 log "update --identity --volume $V with the four devices"
