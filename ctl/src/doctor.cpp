@@ -129,12 +129,17 @@ std::vector<Finding> check_rdma(const DoctorFacts &f)
 std::vector<Finding> check_modules(const DoctorFacts &f)
 {
 	std::vector<Finding> out;
+	// Neither stops anything: fxblk loads itself when fxctl first asks
+	// for its generic netlink family (MODULE_ALIAS_GENL_FAMILY), and
+	// nvme_fabrics is loaded by fxblk-connect.service, or by hand, before
+	// the first connect.
 	if (!loaded(f, "fxblk"))
-		out.push_back(error("modules", "fxblk is not loaded: no volumes can exist",
-				    "modprobe fxblk"));
+		out.push_back(info("modules", "fxblk is not loaded (no volume runs): the first "
+					      "fxctl command that needs it loads it"));
 	if (!loaded(f, "nvme_fabrics"))
-		out.push_back(error("modules", "nvme_fabrics is not loaded: no NVMe-oF connect "
-					       "is possible", "modprobe nvme-fabrics"));
+		out.push_back(info("modules", "nvme_fabrics is not loaded (nothing is connected "
+					      "over NVMe-oF): fxblk-connect.service loads it at boot",
+				   "before connecting by hand: modprobe nvme-fabrics"));
 	if (!loaded(f, "nvme_rdma")) {
 		bool need = !f.rdma.empty();
 		out.push_back(Finding{need ? "error" : "info", "modules",
@@ -175,9 +180,10 @@ std::vector<Finding> check_hostnqn(const DoctorFacts &f)
 						  f.machine_hostnqn),
 				      "if this host is a clone: " + std::string(gen)));
 	if (f.hostid.empty())
-		out.push_back(warning("hostnqn", "/etc/nvme/hostid is missing: the kernel makes a "
-						 "random host ID per connect",
-				      "uuidgen > /etc/nvme/hostid"));
+		out.push_back(warning("hostnqn", "/etc/nvme/hostid is missing: connects use the "
+						 "host ID of the kernel's default host, random and "
+						 "new each time nvme-fabrics loads (each boot)",
+				      "uuidgen > /etc/nvme/hostid (then reconnect)"));
 	return out;
 }
 
@@ -249,8 +255,10 @@ std::vector<Finding> check_volumes(const DoctorFacts &f)
 				++gone;
 				out.push_back(error("volume",
 						    fmt::format("{}: {} is gone", vol, mem),
-						    "reconnect its subsystem (fxctl connect-all); the "
-						    "volume must be re-created over the member"));
+						    fmt::format("once the target is back: umount, 'fxctl "
+								"stop {0}', 'fxctl connect-all', 'fxctl "
+								"assemble {0}' (labels keep the volume; see "
+								"the admin guide)", v.name)));
 			} else if (m.state == FXBLK_STATE_FAILING) {
 				out.push_back(warning("volume",
 						      fmt::format("{}: {} is failing ({} failed I/Os)",
@@ -271,7 +279,8 @@ std::vector<Finding> check_volumes(const DoctorFacts &f)
 			out.push_back(error("volume",
 					    fmt::format("{} is incomplete: {} of {} members gone", vol,
 							gone, v.members.size()),
-					    "reconnect the missing members"));
+					    fmt::format("'fxctl stop {0}', reconnect the missing "
+							"members, 'fxctl assemble {0}'", v.name)));
 	}
 	return out;
 }
