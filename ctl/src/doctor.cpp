@@ -13,12 +13,15 @@
 #include <arpa/inet.h>
 #include <cctype>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fmt/format.h>
 #include <sstream>
 #include <infiniband/verbs.h>
 #include <net/if.h>
+#include <regex>
+#include <unistd.h>
 
 namespace fxctl {
 namespace {
@@ -331,11 +334,119 @@ std::vector<Finding> check_labels(const DoctorFacts &f)
 	return out;
 }
 
+// Labels without an owner (H3: written with --no-owner, or where this host
+// had no host NQN): the default AUTO line (+unowned) starts such a volume on
+// every host that sees its members.
+std::vector<Finding> check_owners(const DoctorFacts &f)
+{
+	std::vector<Finding> out;
+	for (const auto &name : f.unowned)
+		out.push_back(warning("labels",
+				      fmt::format("volume {}: its labels record no owner host, so "
+						  "every host that sees its members starts it by "
+						  "itself", name),
+				      fmt::format("on the host that should own it: 'fxctl stop {0}', "
+						  "'fxctl assemble --import {0}' (records that host's "
+						  "NQN in the labels)", name)));
+	return out;
+}
+
+// fxblk's udev rules: without them no /dev/fx/NAME links and no volume
+// starts when its members appear; rules that run an fxctl that is not
+// there fail on every NVMe event, silently but for udev's log.
+std::vector<Finding> check_udev(const DoctorFacts &f)
+{
+	std::vector<Finding> out;
+	for (const auto &r : f.udev_rules) {
+		if (r.masked) {
+			out.push_back(info("udev", fmt::format("{} is masked ({} links to /dev/null)",
+							       r.name, r.path)));
+			continue;
+		}
+		if (r.path.empty()) {
+			out.push_back(warning(
+				"udev",
+				fmt::format("{} is not installed: {}", r.name,
+					    r.name.find("assembly") != std::string::npos
+						    ? "no volume starts when its members appear "
+						      "(boot, connect)"
+						    : "no /dev/fx/NAME links, no by-uuid links to "
+						      "file systems on fxN"),
+				"install fxblk's packages (or make install) and run 'udevadm "
+				"control --reload'"));
+			continue;
+		}
+		for (const auto &[prog, ok] : r.fxctl)
+			if (!ok)
+				out.push_back(error("udev",
+						    fmt::format("{} runs {}, which is not an executable "
+								"file: every member event fails", r.path,
+								prog),
+						    "install fxctl there, or reinstall the rules that "
+						    "name the installed fxctl"));
+	}
+	return out;
+}
+
+// fxblk-connect.service connects /etc/nvme/config.json at boot, before
+// remote file systems; nvme-cli's nvmf-autoconnect.service connects the
+// same targets as well when enabled.
+std::vector<Finding> check_systemd(const DoctorFacts &f)
+{
+	std::vector<Finding> out;
+	if (!f.systemd)
+		return out;
+	auto state = [&](const char *unit) {
+		auto it = f.units.find(unit);
+		return it == f.units.end() ? std::string() : it->second;
+	};
+	auto enabled = [](const std::string &s) {
+		return s == "enabled" || s == "enabled-runtime";
+	};
+	std::string connect = state("fxblk-connect.service");
+	bool ours = enabled(connect);
+	if (!ours && f.nvme_config)
+		out.push_back(warning("systemd",
+				      fmt::format("fxblk-connect.service is not enabled ({}): the "
+						  "targets of /etc/nvme/config.json are not connected "
+						  "at boot, so their volumes do not start",
+						  connect.empty() ? "unknown" : connect),
+				      connect == "not-found"
+					      ? "install fxblk's packages, then systemctl enable "
+						"fxblk-connect.service"
+					      : "systemctl enable fxblk-connect.service"));
+	if (ours && enabled(state("nvmf-autoconnect.service")))
+		out.push_back(warning("systemd",
+				      "fxblk-connect.service and nvme-cli's nvmf-autoconnect.service "
+				      "are both enabled: two connectors race for the same targets, "
+				      "and at shutdown fxctl disconnects only what it connected",
+				      "systemctl disable nvmf-autoconnect.service"));
+	return out;
+}
+
+std::vector<std::string> rules_fxctl_paths(const std::string &text)
+{
+	static const std::regex path(R"((/[^\s"']*/fxctl)[\s"'])");
+	std::vector<std::string> out;
+	std::istringstream in(text);
+	std::string line;
+	while (std::getline(in, line)) {
+		auto first = line.find_first_not_of(" \t");
+		if (first == std::string::npos || line[first] == '#')
+			continue;
+		for (std::sregex_iterator it(line.begin(), line.end(), path), end; it != end;
+		     ++it)
+			if (std::find(out.begin(), out.end(), (*it)[1]) == out.end())
+				out.push_back((*it)[1]);
+	}
+	return out;
+}
+
 std::vector<Finding> run_checks(const DoctorFacts &f)
 {
 	std::vector<Finding> out;
 	for (auto check : {check_rdma, check_modules, check_hostnqn, check_controllers,
-			   check_volumes, check_labels}) {
+			   check_volumes, check_labels, check_owners, check_udev, check_systemd}) {
 		auto part = check(f);
 		out.insert(out.end(), part.begin(), part.end());
 	}
@@ -432,8 +543,9 @@ void collect_rdma(DoctorFacts &f)
 	}
 }
 
-// The labelled volumes on the block devices present that do not run (by
-// name: the kernel does not know a volume's UUID), each with its plan.
+// The labelled volumes on the block devices present: those without an
+// owner, and those that do not run (by name: the kernel does not know a
+// volume's UUID), each with its plan.
 void collect_idle(Env &env, DoctorFacts &f, bool verbose)
 {
 	try {
@@ -443,6 +555,8 @@ void collect_idle(Env &env, DoctorFacts &f, bool verbose)
 		for (const auto &[uuid, group] : group_by_volume(scan_members(env.blockdevs(), env.members(), log))) {
 			Plan p = plan_volume(group);
 			const label::Label &ref = p.reference;
+			if (ref.owner_nqn.empty())
+				f.unowned.push_back(ref.volume_name);
 			bool running = f.volumes && std::any_of(f.volumes->begin(), f.volumes->end(),
 								[&](const Volume &v) {
 									return v.name == ref.volume_name;
@@ -462,6 +576,56 @@ void collect_idle(Env &env, DoctorFacts &f, bool verbose)
 	} catch (const std::exception &e) {
 		f.labels_error = e.what();
 	}
+}
+
+// Where udev reads each of fxblk's rules files from (udev(7): a file in
+// /etc hides one of the same name in /run, and both those in /usr, /lib),
+// and the fxctl paths the file runs.
+void collect_udev(DoctorFacts &f)
+{
+	namespace fs = std::filesystem;
+	for (const char *name : {"60-fxblk.rules", "61-fxblk-assembly.rules"}) {
+		RulesFile r;
+		r.name = name;
+		for (const char *dir : {"/etc/udev/rules.d", "/run/udev/rules.d",
+					"/usr/local/lib/udev/rules.d", "/usr/lib/udev/rules.d",
+					"/lib/udev/rules.d"}) {
+			fs::path p = fs::path(dir) / name;
+			std::error_code ec;
+			if (!fs::exists(fs::symlink_status(p, ec)))
+				continue;
+			r.path = p.string();
+			r.masked = fs::weakly_canonical(p, ec) == "/dev/null";
+			for (const auto &prog : rules_fxctl_paths(read_file(p).value_or("")))
+				r.fxctl[prog] = fs::is_regular_file(prog, ec) &&
+						::access(prog.c_str(), X_OK) == 0;
+			break;
+		}
+		f.udev_rules.push_back(std::move(r));
+	}
+}
+
+// What 'systemctl is-enabled UNIT' prints; "" when it prints nothing.
+std::string unit_enabled(const std::string &unit)
+{
+	std::string cmd = "systemctl is-enabled " + unit + " 2>/dev/null";
+	std::unique_ptr<FILE, int (*)(FILE *)> p(::popen(cmd.c_str(), "r"), ::pclose);
+	char line[128] = "";
+	if (!p || !std::fgets(line, sizeof(line), p.get()))
+		return "";
+	std::string s = line;
+	while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back())))
+		s.pop_back();
+	return s;
+}
+
+void collect_systemd(DoctorFacts &f)
+{
+	f.systemd = std::filesystem::exists("/run/systemd/system");
+	if (!f.systemd)
+		return;
+	for (const char *u : {"fxblk-connect.service", "nvmf-autoconnect.service"})
+		f.units[u] = unit_enabled(u);
 }
 
 }  // namespace
@@ -501,6 +665,9 @@ DoctorFacts collect_doctor_facts(Env &env, bool verbose)
 		}
 	}
 	collect_idle(env, f, verbose);
+	collect_udev(f);
+	collect_systemd(f);
+	f.nvme_config = std::filesystem::exists("/etc/nvme/config.json");
 	return f;
 }
 

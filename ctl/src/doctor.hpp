@@ -1,6 +1,7 @@
 // fxctl doctor: facts about the host (RDMA devices and GIDs, modules, host
-// NQN, NVMe-oF controllers, fxblk volumes) are collected once; small pure
-// checks turn them into findings, each with a severity and a fix.
+// NQN, NVMe-oF controllers, fxblk volumes and labels, udev rules, systemd
+// units) are collected once; small pure checks turn them into findings,
+// each with a severity and a fix.
 #pragma once
 
 #include "fabrics.hpp"
@@ -51,6 +52,19 @@ struct IdleVolume {
 	bool operator==(const IdleVolume &) const = default;
 };
 
+// One of fxblk's udev rules files as udev finds it.
+struct RulesFile {
+	std::string name;     // "61-fxblk-assembly.rules"
+	std::string path;     // the file udev reads (/etc/udev/rules.d first); "" if none
+	bool masked = false;  // a link to /dev/null: turned off by the administrator
+	// The fxctl paths its IMPORT{program} and RUN keys run -> executable.
+	std::map<std::string, bool> fxctl;
+	bool operator==(const RulesFile &) const = default;
+};
+
+// The absolute fxctl paths a rules text runs (comments skipped), once each.
+std::vector<std::string> rules_fxctl_paths(const std::string &text);
+
 struct DoctorFacts {
 	std::vector<RdmaDevice> rdma;
 	std::string rdma_error;  // libibverbs could not list devices
@@ -68,11 +82,24 @@ struct DoctorFacts {
 	// is not loaded); labels_error: the block devices could not be read.
 	std::vector<IdleVolume> idle;
 	std::string labels_error;
+	// Volumes whose labels record no owner host (running or not).
+	std::vector<std::string> unowned;
+	// fxblk's rules files (60-fxblk.rules, 61-fxblk-assembly.rules); empty:
+	// not looked at.
+	std::vector<RulesFile> udev_rules;
+	// systemd runs (/run/systemd/system); then unit -> what 'systemctl
+	// is-enabled' says ("enabled", "disabled", "masked", "not-found", ...)
+	// for fxblk-connect.service and nvmf-autoconnect.service.
+	bool systemd = false;
+	std::map<std::string, std::string> units;
+	bool nvme_config = false;  // /etc/nvme/config.json exists
 };
 
 struct Finding {
 	std::string severity;  // error, warning, info
-	std::string check;     // rdma, modules, hostnqn, controller, multipath, volume, labels
+	// rdma, modules, hostnqn, controller, multipath, volume, labels, udev,
+	// systemd
+	std::string check;
 	std::string message;
 	std::string fix;       // empty for info
 	bool operator==(const Finding &) const = default;
@@ -84,6 +111,10 @@ std::vector<Finding> check_hostnqn(const DoctorFacts &f);
 std::vector<Finding> check_controllers(const DoctorFacts &f);
 std::vector<Finding> check_volumes(const DoctorFacts &f);
 std::vector<Finding> check_labels(const DoctorFacts &f);
+// Volumes whose labels record no owner (check "labels", a warning).
+std::vector<Finding> check_owners(const DoctorFacts &f);
+std::vector<Finding> check_udev(const DoctorFacts &f);
+std::vector<Finding> check_systemd(const DoctorFacts &f);
 // All of the above, in that order.
 std::vector<Finding> run_checks(const DoctorFacts &f);
 

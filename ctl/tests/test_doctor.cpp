@@ -10,7 +10,9 @@ using namespace fxtest;
 namespace {
 
 // A healthy host: rxe0 with a RoCEv2 GID on a 9000-byte netdev, modules
-// loaded, a host NQN of its own, one live controller, one live volume.
+// loaded, a host NQN of its own, one live controller, one live volume;
+// fxblk's udev rules installed with an executable fxctl, systemd with
+// fxblk-connect.service enabled.
 DoctorFacts healthy()
 {
 	DoctorFacts f;
@@ -36,6 +38,12 @@ DoctorFacts healthy()
 	for (auto &m : v.members)
 		m.state = FXBLK_STATE_LIVE;
 	f.volumes = std::vector<Volume>{v};
+	f.udev_rules = {{"60-fxblk.rules", "/usr/lib/udev/rules.d/60-fxblk.rules", false, {}},
+			{"61-fxblk-assembly.rules", "/usr/lib/udev/rules.d/61-fxblk-assembly.rules",
+			 false, {{"/usr/sbin/fxctl", true}}}};
+	f.systemd = true;
+	f.units = {{"fxblk-connect.service", "enabled"}, {"nvmf-autoconnect.service", "disabled"}};
+	f.nvme_config = true;
 	return f;
 }
 
@@ -246,4 +254,72 @@ TEST_CASE("doctor: fxblk not loaded, everything else healthy: no error, exit 0")
 	CHECK(h.run({"-o", "json", "doctor"}) == 0);
 	doc = nlohmann::json::parse(h.out.str());
 	CHECK(doc["summary"]["errors"] == 0);
+}
+
+TEST_CASE("labels: volumes without an owner host (H3) are a warning")
+{
+	DoctorFacts f = healthy();
+	f.unowned = {"kv0"};
+	auto out = run_checks(f);
+	REQUIRE(out.size() == 1);
+	CHECK(has(out, "warning", "volume kv0: its labels record no owner host"));
+	CHECK(out[0].check == "labels");
+	CHECK(out[0].fix.find("fxctl assemble --import kv0") != std::string::npos);
+}
+
+TEST_CASE("udev: rules missing, masked, or running an fxctl that is not there")
+{
+	CHECK(rules_fxctl_paths("# runs /usr/sbin/fxctl here\n"
+				"IMPORT{program}=\"/usr/local/sbin/fxctl examine --export $devnode\"\n"
+				"TEST!=\"/run/systemd/system\", RUN+=\"/usr/local/sbin/fxctl "
+				"incremental $devnode\"\n") ==
+	      std::vector<std::string>{"/usr/local/sbin/fxctl"});
+	DoctorFacts f = healthy();
+	f.udev_rules[1].path.clear();
+	f.udev_rules[1].fxctl.clear();
+	auto out = run_checks(f);
+	REQUIRE(out.size() == 1);
+	CHECK(has(out, "warning", "61-fxblk-assembly.rules is not installed: no volume starts"));
+	CHECK(out[0].check == "udev");
+	f = healthy();
+	f.udev_rules[0].path.clear();
+	CHECK(has(run_checks(f), "warning", "60-fxblk.rules is not installed: no /dev/fx/NAME"));
+	f = healthy();
+	f.udev_rules[1].fxctl = {{"/usr/local/sbin/fxctl", false}};
+	out = run_checks(f);
+	REQUIRE(out.size() == 1);
+	CHECK(has(out, "error", "61-fxblk-assembly.rules runs /usr/local/sbin/fxctl, which is "
+				"not an executable file"));
+	f = healthy();
+	f.udev_rules[1].path = "/etc/udev/rules.d/61-fxblk-assembly.rules";
+	f.udev_rules[1].masked = true;
+	f.udev_rules[1].fxctl.clear();
+	CHECK(has(run_checks(f), "info", "61-fxblk-assembly.rules is masked"));
+}
+
+TEST_CASE("systemd: fxblk-connect.service not enabled, nvmf-autoconnect as well")
+{
+	DoctorFacts f = healthy();
+	f.units["fxblk-connect.service"] = "disabled";
+	auto out = run_checks(f);
+	REQUIRE(out.size() == 1);
+	CHECK(has(out, "warning", "fxblk-connect.service is not enabled (disabled)"));
+	CHECK(out[0].fix == "systemctl enable fxblk-connect.service");
+	f.units["fxblk-connect.service"] = "not-found";
+	CHECK(has(run_checks(f), "warning", "fxblk-connect.service is not enabled (not-found)"));
+	// nothing to connect: as configured
+	f.nvme_config = false;
+	CHECK(run_checks(f).empty());
+	// no systemd: the units are not looked at
+	f = healthy();
+	f.systemd = false;
+	f.units.clear();
+	CHECK(run_checks(f).empty());
+	// two connectors
+	f = healthy();
+	f.units["nvmf-autoconnect.service"] = "enabled";
+	out = run_checks(f);
+	REQUIRE(out.size() == 1);
+	CHECK(has(out, "warning", "both enabled"));
+	CHECK(out[0].fix == "systemctl disable nvmf-autoconnect.service");
 }
