@@ -424,6 +424,34 @@ std::vector<Finding> check_systemd(const DoctorFacts &f)
 	return out;
 }
 
+namespace {
+
+std::vector<std::string> split(const std::string &s, char sep)
+{
+	std::vector<std::string> out;
+	std::string part;
+	std::istringstream in(s);
+	while (std::getline(in, part, sep))
+		out.push_back(part);
+	return out;
+}
+
+// The fxN an fstab spec names, "" when it is not on one.
+std::string fx_device(const DoctorFacts &f, const std::string &spec)
+{
+	if (spec.rfind("/dev/fx", 0) == 0 || spec.rfind("/dev/disk/by-id/fxblk-uuid-", 0) == 0)
+		return spec;
+	std::string key = spec;
+	if (spec.rfind("/dev/disk/by-uuid/", 0) == 0)
+		key = "UUID=" + spec.substr(18);
+	else if (spec.rfind("/dev/disk/by-label/", 0) == 0)
+		key = "LABEL=" + spec.substr(19);
+	auto it = f.fx_filesystems.find(key);
+	return it == f.fx_filesystems.end() ? "" : it->second;
+}
+
+}  // namespace
+
 std::vector<std::string> rules_fxctl_paths(const std::string &text)
 {
 	static const std::regex path(R"((/[^\s"']*/fxctl)[\s"'])");
@@ -442,11 +470,58 @@ std::vector<std::string> rules_fxctl_paths(const std::string &text)
 	return out;
 }
 
+std::vector<FstabEntry> parse_fstab(const std::string &text)
+{
+	std::vector<FstabEntry> out;
+	std::istringstream in(text);
+	std::string line;
+	while (std::getline(in, line)) {
+		std::istringstream words(line);
+		FstabEntry e;
+		if (!(words >> e.spec) || e.spec[0] == '#' || !(words >> e.file >> e.type))
+			continue;
+		if (!(words >> e.options))
+			e.options = "defaults";
+		out.push_back(std::move(e));
+	}
+	return out;
+}
+
+// M-5: a mount of a file system on fxN without _netdev is a local mount,
+// ordered before fxblk-connect.service (which runs after the network): boot
+// waits the device timeout for a volume that cannot exist yet, then fails
+// local-fs.target (nofail: it only skips the mount), and at shutdown it is
+// not unmounted before the volumes stop and the targets go.
+std::vector<Finding> check_fstab(const DoctorFacts &f)
+{
+	std::vector<Finding> out;
+	for (const auto &e : f.fstab) {
+		std::string dev = fx_device(f, e.spec);
+		auto opts = split(e.options, ',');
+		auto has = [&](const char *o) {
+			return std::find(opts.begin(), opts.end(), o) != opts.end();
+		};
+		if (dev.empty() || has("_netdev") || has("noauto"))
+			continue;
+		std::string on = dev == e.spec ? "" : fmt::format(" (on {})", dev);
+		out.push_back(Finding{
+			has("nofail") ? "warning" : "error", "fstab",
+			fmt::format("/etc/fstab mounts {}{} on {} without _netdev: it is ordered "
+				    "before fxblk-connect.service, so {}", e.spec, on, e.file,
+				    has("nofail") ? "it may not mount at boot, and is not unmounted "
+						    "before the volume stops at shutdown"
+						  : "boot waits for the volume and then fails"),
+			fmt::format("add _netdev (and nofail) to the options of {}", e.file)});
+	}
+	return out;
+}
+
 std::vector<Finding> run_checks(const DoctorFacts &f)
 {
 	std::vector<Finding> out;
 	for (auto check : {check_rdma, check_modules, check_hostnqn, check_controllers,
-			   check_volumes, check_labels, check_owners, check_udev, check_systemd}) {
+			   check_volumes, check_labels, check_owners, check_udev, check_systemd,
+			   check_fstab}) {
 		auto part = check(f);
 		out.insert(out.end(), part.begin(), part.end());
 	}
@@ -628,6 +703,23 @@ void collect_systemd(DoctorFacts &f)
 		f.units[u] = unit_enabled(u);
 }
 
+// /etc/fstab, and the file systems on fxN by UUID and label (the links
+// 60-fxblk.rules makes).
+void collect_fstab(DoctorFacts &f)
+{
+	namespace fs = std::filesystem;
+	f.fstab = parse_fstab(read_file("/etc/fstab").value_or(""));
+	for (auto [dir, key] : {std::pair{"/dev/disk/by-uuid", "UUID="},
+				std::pair{"/dev/disk/by-label", "LABEL="}}) {
+		std::error_code ec;
+		for (const auto &e : fs::directory_iterator(dir, ec)) {
+			std::string dev = fs::weakly_canonical(e.path(), ec).filename().string();
+			if (dev.rfind("fx", 0) == 0)
+				f.fx_filesystems[key + e.path().filename().string()] = dev;
+		}
+	}
+}
+
 }  // namespace
 
 DoctorFacts collect_doctor_facts(Env &env, bool verbose)
@@ -668,6 +760,7 @@ DoctorFacts collect_doctor_facts(Env &env, bool verbose)
 	collect_udev(f);
 	collect_systemd(f);
 	f.nvme_config = std::filesystem::exists("/etc/nvme/config.json");
+	collect_fstab(f);
 	return f;
 }
 

@@ -1,7 +1,7 @@
 // fxctl doctor: facts about the host (RDMA devices and GIDs, modules, host
 // NQN, NVMe-oF controllers, fxblk volumes and labels, udev rules, systemd
-// units) are collected once; small pure checks turn them into findings,
-// each with a severity and a fix.
+// units, /etc/fstab) are collected once; small pure checks turn them into
+// findings, each with a severity and a fix.
 #pragma once
 
 #include "fabrics.hpp"
@@ -65,6 +65,15 @@ struct RulesFile {
 // The absolute fxctl paths a rules text runs (comments skipped), once each.
 std::vector<std::string> rules_fxctl_paths(const std::string &text);
 
+// One line of /etc/fstab (fstab(5)); options "defaults" when absent.
+struct FstabEntry {
+	std::string spec, file, type, options;
+	bool operator==(const FstabEntry &) const = default;
+};
+
+// The entries of an fstab text; comments, blank and short lines skipped.
+std::vector<FstabEntry> parse_fstab(const std::string &text);
+
 struct DoctorFacts {
 	std::vector<RdmaDevice> rdma;
 	std::string rdma_error;  // libibverbs could not list devices
@@ -93,12 +102,16 @@ struct DoctorFacts {
 	bool systemd = false;
 	std::map<std::string, std::string> units;
 	bool nvme_config = false;  // /etc/nvme/config.json exists
+	std::vector<FstabEntry> fstab;
+	// File systems on fxN by their fstab names: "UUID=<uuid>" or
+	// "LABEL=<label>" -> "fx0" (from /dev/disk/by-uuid, by-label).
+	std::map<std::string, std::string> fx_filesystems;
 };
 
 struct Finding {
 	std::string severity;  // error, warning, info
 	// rdma, modules, hostnqn, controller, multipath, volume, labels, udev,
-	// systemd
+	// systemd, fstab
 	std::string check;
 	std::string message;
 	std::string fix;       // empty for info
@@ -115,6 +128,7 @@ std::vector<Finding> check_labels(const DoctorFacts &f);
 std::vector<Finding> check_owners(const DoctorFacts &f);
 std::vector<Finding> check_udev(const DoctorFacts &f);
 std::vector<Finding> check_systemd(const DoctorFacts &f);
+std::vector<Finding> check_fstab(const DoctorFacts &f);
 // All of the above, in that order.
 std::vector<Finding> run_checks(const DoctorFacts &f);
 

@@ -12,7 +12,7 @@ namespace {
 // A healthy host: rxe0 with a RoCEv2 GID on a 9000-byte netdev, modules
 // loaded, a host NQN of its own, one live controller, one live volume;
 // fxblk's udev rules installed with an executable fxctl, systemd with
-// fxblk-connect.service enabled.
+// fxblk-connect.service enabled, an fstab mount of fx0 with _netdev.
 DoctorFacts healthy()
 {
 	DoctorFacts f;
@@ -44,6 +44,9 @@ DoctorFacts healthy()
 	f.systemd = true;
 	f.units = {{"fxblk-connect.service", "enabled"}, {"nvmf-autoconnect.service", "disabled"}};
 	f.nvme_config = true;
+	f.fstab = {{"UUID=5e1f0000-0000-4000-8000-000000000001", "/data", "xfs", "_netdev,nofail"},
+		   {"/dev/nvme9n1p1", "/", "ext4", "errors=remount-ro"}};
+	f.fx_filesystems = {{"UUID=5e1f0000-0000-4000-8000-000000000001", "fx0"}};
 	return f;
 }
 
@@ -322,4 +325,35 @@ TEST_CASE("systemd: fxblk-connect.service not enabled, nvmf-autoconnect as well"
 	REQUIRE(out.size() == 1);
 	CHECK(has(out, "warning", "both enabled"));
 	CHECK(out[0].fix == "systemctl disable nvmf-autoconnect.service");
+}
+
+TEST_CASE("fstab: mounts on fxN without _netdev (M-5)")
+{
+	auto tab = parse_fstab("# <file system> <mount point> <type> <options>\n"
+			       "\n"
+			       "/dev/fx/kv0  /kv  xfs  defaults  0 0\n"
+			       "  LABEL=models /models xfs\n"
+			       "short line\n");
+	REQUIRE(tab.size() == 2);
+	CHECK(tab[0] == FstabEntry{"/dev/fx/kv0", "/kv", "xfs", "defaults"});
+	CHECK(tab[1] == FstabEntry{"LABEL=models", "/models", "xfs", "defaults"});
+	DoctorFacts f = healthy();
+	f.fstab.push_back(tab[0]);
+	auto out = run_checks(f);
+	REQUIRE(out.size() == 1);
+	CHECK(has(out, "error", "/etc/fstab mounts /dev/fx/kv0 on /kv without _netdev"));
+	CHECK(out[0].check == "fstab");
+	// by file system UUID or label on fxN, by /dev/disk links, with nofail
+	f = healthy();
+	f.fstab[0].options = "nofail";
+	CHECK(has(run_checks(f), "warning", "mounts UUID=5e1f0000-0000-4000-8000-000000000001 (on "
+					    "fx0) on /data without _netdev"));
+	f.fx_filesystems["LABEL=models"] = "fx1p1";
+	f.fstab = {{"/dev/disk/by-label/models", "/models", "xfs", "defaults"},
+		   {"/dev/fx3", "/x", "xfs", "noauto"},
+		   {"/dev/disk/by-id/fxblk-uuid-0f0f", "/y", "xfs", "_netdev"},
+		   {"UUID=0000", "/z", "xfs", "defaults"}};
+	out = run_checks(f);
+	REQUIRE(out.size() == 1);
+	CHECK(has(out, "error", "/dev/disk/by-label/models (on fx1p1) on /models"));
 }
