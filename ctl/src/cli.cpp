@@ -330,7 +330,7 @@ const Command commands[] = {
 	 "disconnecting the others. The named and -n forms do not check: a volume over "
 	 "their namespaces loses those members; stop it first.", disconnect_options,
 	 cmd_disconnect},
-	{"doctor", "doctor", "Check RDMA, modules, host NQN, controllers and volumes.",
+	{"doctor", "doctor", "Check RDMA, modules, host NQN, controllers, volumes and boot setup.",
 	 "Check the host for what fxblk over NVMe-oF needs: RDMA devices, their ports "
 	 "and RoCEv2 GIDs with the netdev MTU; loaded modules (fxblk, nvme_fabrics, "
 	 "nvme_rdma, RDMA drivers); /etc/nvme/hostnqn present, valid and not a shared "
@@ -338,7 +338,12 @@ const Command commands[] = {
 	 "and nvme_core multipath; each volume's member states and completeness; every "
 	 "volume whose labelled members are present but that does not run, with the "
 	 "reason (stopped or failed, members missing, members that cannot be assembled, "
-	 "kept by the ownership policy). Every "
+	 "kept by the ownership policy); volumes whose labels record no owner host; fxblk's "
+	 "udev rules installed and the fxctl they run executable; with systemd, "
+	 "fxblk-connect.service enabled (when /etc/nvme/config.json exists) and not together "
+	 "with nvmf-autoconnect.service; /etc/fstab mounts of file systems on fxN without "
+	 "_netdev. fxblk and nvme_fabrics not loaded are only info (fxblk loads itself when "
+	 "fxctl needs it; nvme_fabrics is loaded before the first connect). Every "
 	 "finding has a severity (error, warning, info), a message and a fix. With -o "
 	 "json: summary, findings and the facts. Exits 0 without error findings, 1 "
 	 "with.", doctor_options, cmd_doctor},
