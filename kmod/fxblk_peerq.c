@@ -254,7 +254,7 @@ static DEFINE_MUTEX(fxblk_peerq_ctrls_lock);
  * with filp_open(), which walks the calling process's root in its mount
  * namespace: a user who may read /dev/fxN could `unshare -Urm`, mount a
  * tmpfs over /sys/block and choose the address and NQNs that every user's
- * peer I/O then went to (lab 66). The other design, fxctl handing the
+ * peer I/O then went to (lab 69). The other design, fxctl handing the
  * target over netlink at CREATE, would keep a second copy of what the
  * kernel's controller already holds, stale once that controller reconnects
  * elsewhere; reading the controller when the association opens follows it.
@@ -264,7 +264,7 @@ static DEFINE_MUTEX(fxblk_peerq_ctrls_lock);
 
 /*
  * Lab only: the NSID every association opens instead of the member's own
- * (0: the member's), so that lab 66 can point one at another namespace of
+ * (0: the member's), so that lab 69 can point one at another namespace of
  * the member's subsystem, which fxblk_peerq_check_ns() must refuse. Only
  * root can set a module parameter.
  */

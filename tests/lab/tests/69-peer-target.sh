@@ -54,14 +54,6 @@ fx_peerq_load
 
 # subsys DISK: the NVMe subsystem NQN of member DISK (/dev/nvmeXnY)
 subsys() { cat "/sys/block/${1#/dev/}/device/subsysnqn" || fail "no subsystem NQN for $1"; }
-# ctrl_of NQN: the /sys/class/nvme directory of the host's controller of NQN
-ctrl_of() {
-	local c
-	for c in /sys/class/nvme/nvme*; do
-		[ "$(cat "$c/subsysnqn" 2>/dev/null)" = "$1" ] && { echo "$c"; return 0; }
-	done
-	fail "no controller of $1 in /sys/class/nvme"
-}
 # member_line DEV I: debugfs's line of member I of fxN DEV
 member_line() { grep "^${1#/dev/} member=$2 " $DBG; }
 
@@ -70,7 +62,7 @@ fx_run fxctl create t69a --chunk 64K "${M[2]}" "${M[3]}"
 DA=$(fxdev t69a) || fail "no device for t69a"
 chmod 0666 "$DA" || fail "chmod $DA"
 N2=$(subsys "${M[2]}") N3=$(subsys "${M[3]}")
-C2=$(ctrl_of "$N2")
+C2=/sys/class/nvme/$(fl_ctrl 2) || fail "no controller of member 2"
 # the fake: member 2's disk claims member 3's subsystem and the reverse
 # (the files filp_open() read: DISK/nsid, DISK/device/{transport,state,
 # subsysnqn,address,hostnqn,hostid})
