@@ -36,11 +36,15 @@
 #   tests/lab/selftest/run.sh stall   [KERNEL]  an RCU stall report after fxblk is loaded -> exit 1,
 #                                               no second boot; one before it is loaded (first
 #                                               boot only) -> the lab boots again, says so, exit 0
+#   tests/lab/selftest/run.sh batch   [KERNEL]  --batch of five: passes; WARNs (fails, the boot
+#                                               stops); exits 7 on a fresh boot without the WARNING
+#                                               in its log; hangs past its own --timeout (124);
+#                                               panics (run again alone, 125)
 # Exit 0 when the lab behaved as required. KERNEL: 5.10|6.1|6.12 (default 6.1).
 set -uo pipefail
 HERE=$(cd "$(dirname "$(readlink -f "$0")")" && pwd)
 TOP=$(cd "$HERE/../../.." && pwd)
-CASE=${1:?usage: run.sh warn|status|timeout|panic|ioerr|ioerr-allowed|taint|crash|nocrash|known|stall|settle|int3|db [KERNEL]}
+CASE=${1:?usage: run.sh batch|warn|status|timeout|panic|ioerr|ioerr-allowed|taint|crash|nocrash|known|stall|settle|int3|db [KERNEL]}
 KS=${2:-6.1}
 CACHE=${FXBLK_CACHE:-/var/cache/fxblk}
 . "$CACHE/kernels.env"
@@ -69,15 +73,55 @@ judge() {
 	"$CLASSIFY" && got=0
 	[ "$got" = "$1" ] || { echo "selftest $CASE: FAILED: $2"; exit 1; }
 }
-case $CASE in
-warn|crash)
-	# per case: make check runs warn and crash at the same time
+# build_warn: the WARNing module in $B (per case: make check runs warn,
+# crash and batch at the same time)
+build_warn() {
 	B=$TOP/build/lab-selftest/$K/$CASE
 	rm -rf "$B"; mkdir -p "$B"
 	cp "$HERE"/warn/* "$B/"
 	KDIR=$CACHE/k/$K/hdr/usr/src/linux-headers-$K
 	make -s -C "$KDIR" M="$B" CC=gcc modules 2>&1 | grep -v 'Skipping BTF' || true
 	[ -f "$B/fxlab_warn.ko" ] || { echo "selftest $CASE: could not build the module"; exit 1; }
+}
+# batch_rc ID: a --batch test's exit status; batch_has ID ERE: in its log
+batch_rc() { cat "$BO/$1.rc" 2>/dev/null || echo none; }
+batch_has() { grep -Eq -- "$2" "$BO/$1.log" 2>/dev/null; }
+batch_want() {	# batch_want ID RC ERE WHAT
+	[ "$(batch_rc "$1")" = "$2" ] && batch_has "$1" "$3" && return 0
+	echo "selftest batch: FAILED: $4: test $1 exited $(batch_rc "$1"), wanted $2 with /$3/ in its log"
+	exit 1
+}
+case $CASE in
+batch)
+	# one list, every way a test in a batch can end: passes; WARNs (its
+	# own failure, and the boot stops); exits 7 on the next boot without
+	# the earlier WARNING in its log; hangs past its own timeout; panics
+	# (run again alone, fails again)
+	build_warn
+	BO=$(mktemp -d) L=$(mktemp)
+	trap 'rm -rf "$OUT" "$BO" "$L"' EXIT
+	{
+		printf 'ok\t%s\n' "$(printf '%q ' -- "$HERE/exit-status.sh" 0 "two words")"
+		printf 'warn\t%s\n' "$(printf '%q ' --file "$B/fxlab_warn.ko" -- "$HERE/warn-load.sh")"
+		printf 'seven\t%s\n' "$(printf '%q ' -- "$HERE/exit-status.sh" 7 "two words")"
+		printf 'hang\t%s\n' "$(printf '%q ' --timeout 30 -- "$HERE/hang.sh")"
+		printf 'panic\t%s\n' "$(printf '%q ' -- "$HERE/panic.sh")"
+	} > "$L"
+	"$RUN" --kernel "$KS" --no-fabric --no-build --batch "$L" --batch-out "$BO" 2>&1 | tee "$OUT"
+	rc=${PIPESTATUS[0]}
+	batch_want ok 0 'exiting with 0' "a passing test"
+	batch_want warn 1 'kernel log shows problems' "a test whose module WARNs"
+	grep -q '^lab: the boot stopped after test 2' "$OUT" || { echo "selftest batch: FAILED: the boot went on after the WARNING"; exit 1; }
+	batch_want seven 7 'exiting with 7' "the test after the WARNING, on a fresh boot"
+	! batch_has seven 'WARNING:' || { echo "selftest batch: FAILED: test 'seven' has the WARNING of test 'warn' in its log"; exit 1; }
+	batch_has ok 'exiting with 0' && ! batch_has ok 'fxlab_warn' || { echo "selftest batch: FAILED: test 'ok' has test 'warn' in its log"; exit 1; }
+	batch_want hang 124 'TIMEOUT' "a test past its own --timeout 30"
+	batch_want panic 125 'stopped without reporting' "a test the kernel panics in, run again alone"
+	grep -q "^lab: panic (panic.sh): the VM stopped during it" "$OUT" || { echo "selftest batch: FAILED: the panicked test was not run alone"; exit 1; }
+	check 1 'lab: booting .* for a batch of 1 tests: panic' "each test judged on its own part of one boot; the rest of a stopped, timed-out or dead boot on a fresh one"
+	;;
+warn|crash)
+	build_warn
 	if [ "$CASE" = crash ]; then
 		"$RUN" --kernel "$KS" --members 1 --size-mb 64 --persist --boots 2 --no-build --timeout 300 \
 			--file "$B/fxlab_warn.ko" -- "$HERE/crash-boots.sh" warn 2>&1 | tee "$OUT"
