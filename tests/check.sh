@@ -28,6 +28,8 @@
 #           budget; quick=none: none, only make check-full) and
 #           FXBLK_CHECK_FULL=1 (make check-full) all of kernels=
 #           (other key=value pairs become tests/lab/run --key value).
+#           Most run several to a boot (tests/lab/run --batch, lab_add
+#           below); each keeps its own result line and log
 #           7.3 and 7.2 run what 6.12 runs, in make check-full; in the
 #           default run only the tests whose quick= names them (smoke test)
 #   selftest the lab fails a run whose kernel WARNs, panics mid-script, logs
@@ -47,6 +49,8 @@
 #   FXBLK_CHECK_JOBS=N         parallel build jobs (default nproc)
 #   FXBLK_LAB_JOBS=N           lab VMs run at once (default nproc+1, at most
 #                              one per 4 GiB of available memory; 1: one by one)
+#   FXBLK_LAB_BATCH=0          every lab test on a boot of its own
+#   FXBLK_LAB_CHUNK=SECONDS    a lab batch's expected length (default 480)
 #   FXBLK_CHECK_LIST=1         run nothing: print the plan, "RUN<TAB>NAME<TAB>CMD"
 #                              or "SKIP<TAB>NAME<TAB>REASON" per test, as on a
 #                              machine 'make deps' (and, for check-full, 'make
@@ -236,14 +240,15 @@ pool_add() {
 	POOL_ORDER+=("$order")
 	POOL_CMDS+=("$(printf '%q ' "$@")")
 }
-# A job that is several tests (pool_unit) writes their results to
-# $POOL_LINES, one per line: "rec<TAB>NAME<TAB>EXIT<TAB>SECONDS<TAB>LOG" or
+# A job that is several tests (pool_unit, lab_batch) writes their results to
+# $POOL_LINES, one per line: "rec<TAB>NAME<TAB>EXIT<TAB>SECONDS<TAB>LOG",
+# "test<TAB>..." (the same, and its SKIP notes checked as a test's) or
 # "skip<TAB>NAME<TAB>REASON"; pool_print shows those instead of the job's.
 pool_job() {	# pool_job INDEX: one test, its status into $POOL/INDEX
 	local name=${POOL_NAMES[$1]} log t0 rc
 	log=$(logname "$name")
 	t0=$SECONDS
-	POOL_LINES=$POOL/$1.lines
+	POOL_LINES=$POOL/$1.lines POOL_I=$1
 	{ echo "# $name"; echo "# ${POOL_CMDS[$1]}"; } > "$log"
 	eval "${POOL_CMDS[$1]}" >> "$log" 2>&1 < /dev/null
 	rc=$?
@@ -261,6 +266,7 @@ pool_print() {	# results that are ready, in queue order
 			while IFS=$'\t' read -r kind name a b c; do
 				case $kind in
 				rec) record "$name" $((a != 0)) "$b" "$c" ;;
+				test) record_test "$name" "$a" "$b" "$c" ;;
 				skip) skip_test "$name" "$a" ;;
 				esac
 			done < "$POOL/$i.lines"
@@ -490,6 +496,125 @@ parse_header() {
 		esac
 	done
 }
+# Lab tests run several per boot (tests/lab/run --batch; tests/lab/README.md,
+# "Several tests per boot"): lab_add collects them, keyed by what must be the
+# same for a whole boot (kernel, --append, --hostfs, --mem, --smp); lab_batches
+# cuts each key's tests into batches of about LAB_CHUNK seconds (expected:
+# the time recorded for the test in the last run, tests/lab/times.tsv when
+# none, else a third of its timeout) and queues each batch as one pool job.
+# A test that needs a boot of its own (--persist, --boots, --no-connect,
+# --no-fabric, --machine, --nvme-pci, --icount) is queued alone, as is every
+# test with FXBLK_LAB_BATCH=0.
+LAB_BATCH=${FXBLK_LAB_BATCH:-1}
+LAB_CHUNK=${FXBLK_LAB_CHUNK:-480}
+LAB_TIMES=$CACHE/lab-times.tsv
+E_NAME=() E_KEY=() E_WORDS=() E_EXP=() E_ERE=()
+# lab_expected NAME TIMEOUT: the seconds NAME is expected to take
+lab_expected() {
+	local f v
+	for f in "$LAB_TIMES" "$TOP/tests/lab/times.tsv"; do
+		[ -f "$f" ] || continue
+		v=$(awk -F'\t' -v n="$1" '$1 == n {v = $2} END {print v}' "$f")
+		[ -z "$v" ] || { echo "$v"; return; }
+	done
+	echo $(($2 / 3))
+}
+# lab_add NAME KERNEL ERE OPTIONS... -- SCRIPT ARGS: queue one lab test (a
+# negative control when ERE is not empty: control_verdict)
+lab_add() {
+	local name=$1 k=$2 ere=$3 to=600 alone=0 boot=() test=()
+	shift 3
+	want "$name" || return 0
+	while [ $# -gt 0 ]; do
+		case $1 in
+		--) test+=("$@"); break ;;
+		--append|--mem|--smp) boot+=("$1" "$2"); shift ;;
+		--hostfs) boot+=("$1") ;;
+		--persist|--no-connect|--no-fabric|--icount) boot+=("$1"); alone=1 ;;
+		--boots|--machine|--nvme-pci|--cmb-mb|--arch) boot+=("$1" "$2"); alone=1; shift ;;
+		--target-dm|--udev) test+=("$1") ;;
+		--timeout) to=$2; test+=("$1" "$2"); shift ;;
+		*) test+=("$1" "$2"); shift ;;
+		esac
+		shift
+	done
+	if [ "$LIST" = 1 ] || [ "$LAB_BATCH" = 0 ] || [ $alone = 1 ]; then
+		if [ -n "$ere" ]; then
+			pool_add "$name" "$to" control_run "$ere" "${LAB_RUN[@]}" --no-build --kernel "$k" "${boot[@]}" "${test[@]}"
+		else
+			pool_add "$name" "$to" "${LAB_RUN[@]}" --no-build --kernel "$k" "${boot[@]}" "${test[@]}"
+		fi
+		return
+	fi
+	if [ -n "${POOL_SEEN[$name]:-}" ]; then
+		record "$name (queued twice: check.sh bug)" 1 0 /dev/null
+		return 0
+	fi
+	POOL_SEEN[$name]=1
+	E_NAME+=("$name") E_ERE+=("$ere") E_EXP+=("$(lab_expected "$name" "$to")")
+	E_KEY+=("$(printf '%q ' --kernel "$k" "${boot[@]}")") E_WORDS+=("$(printf '%q ' "${test[@]}")")
+}
+# lab_batches: the collected tests as batches in the pool, first fit by
+# expected time, longest first
+lab_batches() {
+	local key i c n=0 idx csum cids kw
+	[ "${#E_NAME[@]}" -gt 0 ] || return 0
+	rm -rf "$LOGDIR/batch" && mkdir -p "$LOGDIR/batch"
+	while IFS= read -r key; do
+		mapfile -t idx < <(for i in "${!E_KEY[@]}"; do
+			[ "${E_KEY[i]}" != "$key" ] || echo "${E_EXP[i]} $i"
+		done | sort -s -k1,1nr | awk '{print $2}')
+		csum=() cids=()
+		for i in "${idx[@]}"; do
+			for c in "${!csum[@]}"; do
+				[ $((csum[c] + E_EXP[i])) -le "$LAB_CHUNK" ] || continue
+				csum[c]=$((csum[c] + E_EXP[i])) cids[c]+=" $i"
+				continue 2
+			done
+			c=${#csum[@]}
+			csum[c]=${E_EXP[i]} cids[c]=" $i"
+		done
+		for c in "${!csum[@]}"; do
+			n=$((n + 1))
+			: > "$LOGDIR/batch/$n.spec" && : > "$LOGDIR/batch/$n.names"
+			for i in ${cids[c]}; do
+				printf '%s\t%s\n' "t$i" "${E_WORDS[i]}" >> "$LOGDIR/batch/$n.spec"
+				printf '%s\t%s\t%s\n' "t$i" "${E_NAME[i]}" "${E_ERE[i]}" >> "$LOGDIR/batch/$n.names"
+			done
+			eval "kw=($key)"
+			FILTER='' pool_add "lab batch $n (${kw[*]}, $(wc -l < "$LOGDIR/batch/$n.spec") tests)" \
+				"${csum[c]}" lab_batch_job "$n" "${kw[@]}"
+		done
+	done < <(printf '%s\n' "${E_KEY[@]}" | sort -u)
+}
+# lab_batch_job N BOOT-OPTIONS...: batch N in one boot (or more: see run's
+# --batch); each test's log, verdict (a control's by control_verdict) and
+# time to $POOL_LINES
+lab_batch_job() {
+	local n=$1 out id name ere rc log secs
+	shift
+	out=$LOGDIR/batch/$n.out
+	"${LAB_RUN[@]}" --no-build "$@" --batch "$LOGDIR/batch/$n.spec" --batch-out "$out"
+	while IFS=$'\t' read -r id name ere; do
+		log=$(logname "$name")
+		rc=125
+		[ ! -f "$out/$id.rc" ] || rc=$(cat "$out/$id.rc")
+		{
+			echo "# $name"
+			echo "# in lab batch $n ($(basename "$(logname "${POOL_NAMES[$POOL_I]}")"))"
+			cat "$out/$id.log" 2>/dev/null || echo "lab: no output for this test: the batch did not get to it"
+		} > "$log"
+		if [ -n "$ere" ]; then
+			control_verdict "$ere" "$rc" "$log" >> "$log"
+			rc=$?
+		fi
+		echo "# exit $rc" >> "$log"
+		secs=$(sed -n 's/.*, fabric \([0-9.]*\) s, script \([0-9.]*\) s, teardown \([0-9.]*\) s.*/\1 \2 \3/p' "$log" |
+			tail -n1 | awk '{printf "%d", $1 + $2 + $3 + 0.5}')
+		printf 'test\t%s\t%s\t%s\t%s\n' "$name" "$rc" "${secs:-0}" "$log" >> "$POOL_LINES"
+		[ -z "$secs" ] || printf '%s\t%s\n' "$name" "$secs" >> "$LOGDIR/batch/times"
+	done < "$LOGDIR/batch/$n.names"
+}
 # The debug kernel's quick set (fault injection, the peer-ioctl fuzzer,
 # kmemleak: what KASAN/kmemleak/fail_make_request see and a stock kernel does
 # not) runs in make check-full when `make kernel-debug` has built it; the
@@ -572,9 +697,7 @@ for script in "${LAB_SCRIPTS[@]}"; do
 			pool_add_debug "$name" "$script"
 			continue
 		fi
-		# expected length for the pool's order: the header's timeout
-		pool_add "lab $s: $name" "${timeout:-600}" "${LAB_RUN[@]}" --no-build \
-			--kernel "$s" "${opts[@]}" -- "$script"
+		lab_add "lab $s: $name" "$s" '' "${opts[@]}" -- "$script"
 	done
 done
 # The debug kernel's quick set (decided before the lab loop): its runs are
@@ -595,22 +718,29 @@ fi
 # "full": the control runs in make check-full only (a control that costs
 # several minutes of the 35-minute budget; the test itself still runs).
 # Old headers need no change: a test without the line has no control.
+# control_verdict ERE RC LOG: a control's run (exit status RC, output in
+# LOG) failed as it must; the verdict is printed
+control_verdict() {
+	if [ "$2" != 1 ] || ! grep -q 'script exit 1,' "$3"; then
+		echo "CONTROL FAILED: broken on purpose, the run exited $2, not with the script's failure (1): the checker missed the break"
+		return 1
+	fi
+	if ! grep -Eq -- "$1" "$3"; then
+		echo "CONTROL FAILED: the script failed, but without /$1/: not because of the planted break"
+		return 1
+	fi
+	echo "CONTROL OK: broken on purpose, the test failed as it must (/$1/)"
+}
 control_run() {	# control_run ERE CMD...
 	local ere=$1 out rc
 	shift
 	out=$(mktemp)
 	"$@" 2>&1 | tee "$out"
 	rc=${PIPESTATUS[0]}
-	if [ "$rc" != 1 ] || ! grep -q 'script exit 1,' "$out"; then
-		echo "CONTROL FAILED: broken on purpose, the run exited $rc, not with the script's failure (1): the checker missed the break"
-		rm -f "$out"; return 1
-	fi
-	if ! grep -Eq -- "$ere" "$out"; then
-		echo "CONTROL FAILED: the script failed, but without /$ere/: not because of the planted break"
-		rm -f "$out"; return 1
-	fi
-	echo "CONTROL OK: broken on purpose, the test failed as it must (/$ere/)"
+	control_verdict "$ere" "$rc" "$out"
+	rc=$?
 	rm -f "$out"
+	return $rc
 }
 for script in "${LAB_SCRIPTS[@]}"; do
 	[ -f "$script" ] || continue
@@ -641,8 +771,7 @@ for script in "${LAB_SCRIPTS[@]}"; do
 			skip_test "$cname" "kernel $on not in FXBLK_LAB_KERNELS=$LAB_KERNELS"
 			continue
 		fi
-		pool_add "$cname" "${timeout:-600}" control_run "$ere" "${LAB_RUN[@]}" --no-build \
-			--kernel "$on" "${opts[@]}" -- "$script" "${cargs[@]}"
+		lab_add "$cname" "$on" "$ere" "${opts[@]}" -- "$script" "${cargs[@]}"
 	done < <(sed -n 's/^# lab-break: *//p' "$script")
 done
 lab_build() {	# a failure is a failed test; the runs then use what exists
@@ -664,6 +793,8 @@ lab_build() {	# a failure is a failed test; the runs then use what exists
 	make -s -C "$TOP" fxctl
 }
 
+lab_batches
+
 # ---- lab self-tests (in the same pool) ------------------------------------
 st_kernel=6.1
 lab_kernel_ok 6.1 || st_kernel=${LAB_KERNELS%%,*}
@@ -681,6 +812,7 @@ pool_add "selftest: lab fails a --boots 2 run whose boot 1 does not crash" 300 "
 pool_add "selftest: lab boots again after a stall before fxblk loads, not after" 300 "$ST" stall "$st_kernel"
 pool_add "selftest: lab's fx_settle retries a slow udev event once, fails a stuck one" 300 "$ST" settle 6.12
 pool_add "selftest: lab boots again after a stale int3 (TCG), not a real one" 60 "$ST" int3
+pool_add "selftest: lab judges each test of a --batch boot on its own" 300 "$ST" batch "$st_kernel"
 pool_add "selftest: lab boots again after a spurious #DB (TCG), not another problem" 150 "$ST" db 6.12
 
 if printf '%s\n' "${POOL_NAMES[@]}" | grep -Eq '^(lab|selftest)'; then
@@ -689,6 +821,11 @@ fi
 pool_run "lab runs and self-tests, and tests that need no VM"
 
 [ "$LIST" != 1 ] || exit 0
+# the lab tests' times, for the next run's batches (lab_expected)
+if [ -s "$LOGDIR/batch/times" ] && touch "$LAB_TIMES" 2>/dev/null; then
+	awk -F'\t' '{t[$1] = $2} END {for (n in t) print n "\t" t[n]}' "$LAB_TIMES" "$LOGDIR/batch/times" |
+		sort > "$LAB_TIMES.new" && mv "$LAB_TIMES.new" "$LAB_TIMES"
+fi
 # ---- summary --------------------------------------------------------------
 T=$((SECONDS - T_ALL))
 echo "check: $((T / 60))m$((T % 60))s, logs in ${LOGDIR#"$TOP"/}/"
