@@ -1631,14 +1631,20 @@ static void fxblk_peerq_ctrl_discard(struct fxblk_peerq_ctrl *ctrl)
 
 /*
  * Open the association of @m with @ctrl (prepared, or NULL); under
- * vol->peerq_sem (write).
+ * vol->peerq_sem (write). The association it replaces is detached and
+ * handed back in @oldp for the caller to free after up_write(): freeing
+ * waits for its remove work (cancel_work_sync()), which takes the
+ * semaphore (fxblk_peerq_remove_work()); freed here, an RDMA device
+ * removal queued meanwhile would deadlock both, as vol_close() avoids too.
  */
 static void fxblk_peerq_member_open(struct fxblk_member *m,
-				    struct fxblk_peerq_ctrl *ctrl)
+				    struct fxblk_peerq_ctrl *ctrl,
+				    struct fxblk_peerq_ctrl **oldp)
 {
 	struct fxblk_peerq_ctrl *old;
 	bool live;
 
+	*oldp = NULL;
 	if (!ctrl)
 		return;
 	if (!fxblk_peerq_member_due(m)) {	/* another RW opened it */
@@ -1648,7 +1654,7 @@ static void fxblk_peerq_member_open(struct fxblk_member *m,
 	old = m->peerq;
 	if (old) {
 		m->peerq = NULL;
-		fxblk_peerq_ctrl_free(old);
+		*oldp = old;
 		/* a Flush on the new association would not cover them */
 		if (test_and_clear_bit(FXBLK_PEERQ_UNFLUSHED,
 				       &m->peerq_unflushed))
@@ -1753,8 +1759,12 @@ static void fxblk_peerq_vol_open(struct fxblk_volume *vol)
 			new[i] = fxblk_peerq_ctrl_prepare(&vol->members[i]);
 	down_write(&vol->peerq_sem);
 	for (i = 0; i < vol->nr_members; i++)
-		fxblk_peerq_member_open(&vol->members[i], new[i]);
+		fxblk_peerq_member_open(&vol->members[i], new[i], &new[i]);
 	up_write(&vol->peerq_sem);
+	/* the replaced associations, freed without the semaphore */
+	for (i = 0; i < vol->nr_members; i++)
+		if (new[i])
+			fxblk_peerq_ctrl_free(new[i]);
 	kfree(new);
 }
 
