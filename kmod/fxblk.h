@@ -113,10 +113,15 @@ struct fxblk_member {
 	/* fxblk's own association (fxblk_peerq.c); vol->peerq_sem */
 	struct fxblk_peerq_ctrl *peerq;
 	/*
-	 * bit 0: it completed writes no Flush of it has covered yet; bit 1:
-	 * an association that had went away unflushed (the next flush: EIO)
+	 * Writes its association completed into a volatile cache (a count),
+	 * and the count the last completed Flush pass covered: writes are
+	 * unflushed while they differ, a Flush in flight included (review
+	 * 2026-12-06-peer H1); peerq_flags bit 1: an association went away
+	 * with writes unflushed (the next flush pass: EIO).
 	 */
-	unsigned long peerq_unflushed;
+	atomic64_t peerq_wr_seq;
+	atomic64_t peerq_flushed_seq;
+	unsigned long peerq_flags;
 	unsigned int peerq_failures;	/* opens failed or stopped in a row */
 	/* its namespace's identifiers at open, for the peer queues' check */
 	struct fxblk_ns_ids ns_ids;

@@ -153,8 +153,24 @@ static void fxblk_peer_flush_work(struct work_struct *work)
 	bios = vol->peer_flushes;
 	bio_list_init(&vol->peer_flushes);
 	spin_unlock_irq(&vol->deferred_lock);
+	if (bio_list_empty(&bios))
+		return;
+	/* one pass covers every PREFLUSH queued before it */
+	ret = fxblk_peerq_flush(vol);
+	/*
+	 * One queued while the pass ran found its members due until their
+	 * Flushes completed (fxblk_peerq_flush()): its caller's writes may be
+	 * among those a failed Flush covered, so it shares the error; after
+	 * a pass that succeeded it gets a pass of its own (this work runs
+	 * again).
+	 */
+	if (ret) {
+		spin_lock_irq(&vol->deferred_lock);
+		bio_list_merge(&bios, &vol->peer_flushes);
+		bio_list_init(&vol->peer_flushes);
+		spin_unlock_irq(&vol->deferred_lock);
+	}
 	while ((bio = bio_list_pop(&bios))) {
-		ret = fxblk_peerq_flush(vol);
 		if (ret) {
 			bio->bi_status = errno_to_blk_status(ret);
 			bio_endio(bio);

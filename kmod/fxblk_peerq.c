@@ -71,12 +71,18 @@
 /* Back-off after a failed open or a stop: 1 s, doubling, at most 64 s. */
 #define FXBLK_PEERQ_RETRY_MIN	HZ
 #define FXBLK_PEERQ_RETRY_SHIFT	6
-#define FXBLK_PEERQ_UNFLUSHED	0	/* bits of member->peerq_unflushed */
-#define FXBLK_PEERQ_LOST_UNFLUSHED 1
+#define FXBLK_PEERQ_LOST_UNFLUSHED 1	/* bit of member->peerq_flags */
 #define FXBLK_PEERQ_SGLS_KEYED	(1U << 2)	/* Identify SGLS bit 2 */
 /* Status of a command failed by a stop: above any (status >> 1) of a CQE. */
 #define FXBLK_PEERQ_ABORTED	0x8000
 #define FXBLK_PEERQ_WHY_LEN	96
+
+/* @m's association completed writes that no completed Flush covered */
+static bool fxblk_peerq_unflushed(struct fxblk_member *m)
+{
+	return atomic64_read(&m->peerq_wr_seq) !=
+	       atomic64_read(&m->peerq_flushed_seq);
+}
 
 static bool fxblk_peerq_enabled;
 module_param_named(peer_queues, fxblk_peerq_enabled, bool, 0644);
@@ -107,6 +113,23 @@ static bool fxblk_peerq_virt_dma;
 module_param_named(peer_virt_dma, fxblk_peerq_virt_dma, bool, 0644);
 MODULE_PARM_DESC(peer_virt_dma,
 		 "Lab only: map DMA-only peer memory for software RDMA devices (only test providers can; default: off)");
+
+/*
+ * Lab only (lab 70): hold every peer Flush pass this long after its
+ * Flushes were sent, the window in which a concurrent fsync once returned
+ * before them (review 2026-12-06-peer H1); and take every peer Flush's
+ * reply as an error (Internal Error), as a controller that failed it.
+ */
+static unsigned int fxblk_peerq_lab_flush_ms;
+module_param_named(peer_lab_flush_ms, fxblk_peerq_lab_flush_ms, uint, 0644);
+MODULE_PARM_DESC(peer_lab_flush_ms,
+		 "Lab only: wait this many ms after sending peer Flushes (default: 0)");
+
+static bool fxblk_peerq_lab_flush_fail;
+module_param_named(peer_lab_flush_fail, fxblk_peerq_lab_flush_fail, bool,
+		   0644);
+MODULE_PARM_DESC(peer_lab_flush_fail,
+		 "Lab only: fail every peer Flush as its controller could (default: off)");
 
 /*
  * rdma_cm private data of a connect request (NVMe/RDMA transport binding;
@@ -1656,9 +1679,11 @@ static void fxblk_peerq_member_open(struct fxblk_member *m,
 		m->peerq = NULL;
 		*oldp = old;
 		/* a Flush on the new association would not cover them */
-		if (test_and_clear_bit(FXBLK_PEERQ_UNFLUSHED,
-				       &m->peerq_unflushed))
-			set_bit(FXBLK_PEERQ_LOST_UNFLUSHED, &m->peerq_unflushed);
+		if (fxblk_peerq_unflushed(m)) {
+			atomic64_set(&m->peerq_flushed_seq,
+				     atomic64_read(&m->peerq_wr_seq));
+			set_bit(FXBLK_PEERQ_LOST_UNFLUSHED, &m->peerq_flags);
+		}
 	}
 	mutex_lock(&fxblk_peerq_ctrls_lock);
 	list_add_tail(&ctrl->node, &fxblk_peerq_ctrls);
@@ -1865,8 +1890,7 @@ static void fxblk_peerq_piece_done(void *priv, u16 status,
 		 */
 		else if (p->write && p->ctrl->vwc &&
 			 fxblk_bdev_write_cache(p->ctrl->m->bdev))
-			set_bit(FXBLK_PEERQ_UNFLUSHED,
-				&p->ctrl->m->peerq_unflushed);
+			atomic64_inc(&p->ctrl->m->peerq_wr_seq);
 	}
 	fxblk_peer_dma_put(p->reg);
 	sg_free_table(&p->sgt);
@@ -2160,9 +2184,89 @@ bool fxblk_peerq_flush_due(struct fxblk_volume *vol)
 	unsigned int i;
 
 	for (i = 0; i < vol->nr_members; i++)
-		if (READ_ONCE(vol->members[i].peerq_unflushed))
+		if (fxblk_peerq_unflushed(&vol->members[i]) ||
+		    test_bit(FXBLK_PEERQ_LOST_UNFLUSHED,
+			     &vol->members[i].peerq_flags))
 			return true;
 	return false;
+}
+
+/* One member's part of a flush pass. */
+struct fxblk_peerq_flush_wait {
+	struct fxblk_peerq_wait w;
+	s64 seq;		/* its writes the pass covers */
+	bool due;
+	bool lost;
+	bool sent;
+};
+
+/* Send @m's Flush if it has writes no pass covered; -EIO if it cannot. */
+static int fxblk_peerq_flush_send(struct fxblk_member *m,
+				  struct fxblk_peerq_flush_wait *f)
+{
+	struct fxblk_peerq_ctrl *ctrl = m->peerq;
+	struct nvme_command c = {};
+	int ret = 0;
+
+	f->lost = test_bit(FXBLK_PEERQ_LOST_UNFLUSHED, &m->peerq_flags);
+	if (f->lost) {
+		pr_warn_ratelimited("%s: member %u: an association that completed writes closed before a flush: they may not be durable\n",
+				    m->vol->disk->disk_name, m->index);
+		ret = -EIO;
+	}
+	f->seq = atomic64_read(&m->peerq_wr_seq);
+	if (f->seq == atomic64_read(&m->peerq_flushed_seq))
+		return ret;
+	f->due = true;
+	init_completion(&f->w.done);
+	if (ctrl) {
+		c.common.opcode = nvme_cmd_flush;
+		c.common.nsid = cpu_to_le32(ctrl->nsid);
+		f->sent = !fxblk_peerq_issue(&ctrl->io, &c, NULL, 0, false, 0,
+					     DMA_NONE, fxblk_peerq_wait_done,
+					     &f->w);
+	}
+	if (!f->sent) {
+		pr_warn_ratelimited("%s: member %u: its peer queue is down: writes it completed may not be durable\n",
+				    m->vol->disk->disk_name, m->index);
+		ret = -EIO;
+	}
+	return ret;
+}
+
+/* Wait for @m's Flush; then its writes up to f->seq are covered. */
+static int fxblk_peerq_flush_end(struct fxblk_member *m,
+				 struct fxblk_peerq_flush_wait *f)
+{
+	struct fxblk_peerq_ctrl *ctrl = m->peerq;
+	u16 status;
+	int ret = 0;
+
+	if (f->sent) {
+		fxblk_peerq_await(ctrl, &f->w, "flush timed out");
+		status = f->w.status;
+		if (!status && fxblk_peerq_lab_flush_fail)
+			status = NVME_SC_INTERNAL;
+		if (status) {
+			pr_warn_ratelimited("%s: member %u: flush of its peer queue failed: status 0x%x\n",
+					    m->vol->disk->disk_name, m->index,
+					    status);
+			atomic64_inc(&ctrl->errors);
+			ret = -EIO;
+		} else {
+			atomic64_inc(&ctrl->flushes);
+		}
+	}
+	/*
+	 * Covered, or failed: then every PREFLUSH that waited for this pass
+	 * gets the error (fxblk_peer_flush_work()), as every waiter of a
+	 * failed flush must, and the next pass starts from here.
+	 */
+	if (f->due)
+		atomic64_set(&m->peerq_flushed_seq, f->seq);
+	if (f->lost)
+		clear_bit(FXBLK_PEERQ_LOST_UNFLUSHED, &m->peerq_flags);
+	return ret;
 }
 
 /*
@@ -2174,65 +2278,29 @@ bool fxblk_peerq_flush_due(struct fxblk_volume *vol)
  * last Flush gets one, all at once, before the volume's flush completes.
  * One that went down in between cannot: -EIO, as for a writeback error
  * (the block path may have written the range again; fxblk cannot tell).
+ *
+ * A member stays due (fxblk_peerq_flush_due()) until its Flush completed,
+ * not only until it was sent: a PREFLUSH that comes meanwhile cannot go
+ * straight to the members and return before a Flush that covers writes
+ * already acknowledged to its caller (review 2026-12-06-peer H1). It
+ * waits in fxblk_peer_flush_work(), which runs one pass at a time.
  */
 int fxblk_peerq_flush(struct fxblk_volume *vol)
 {
-	struct fxblk_peerq_flush_wait {
-		struct fxblk_peerq_wait w;
-		bool sent;
-	} *f;
-	struct nvme_command c = {};
+	struct fxblk_peerq_flush_wait *f;
 	unsigned int i;
 	int ret = 0;
 
 	f = kcalloc(vol->nr_members, sizeof(*f), GFP_NOIO);
 	if (!f)
 		return -ENOMEM;
-	c.common.opcode = nvme_cmd_flush;
 	down_read(&vol->peerq_sem);
-	for (i = 0; i < vol->nr_members; i++) {
-		struct fxblk_member *m = &vol->members[i];
-		struct fxblk_peerq_ctrl *ctrl = m->peerq;
-
-		if (test_and_clear_bit(FXBLK_PEERQ_LOST_UNFLUSHED,
-				       &m->peerq_unflushed)) {
-			pr_warn_ratelimited("%s: member %u: an association that completed writes closed before a flush: they may not be durable\n",
-					    vol->disk->disk_name, i);
-			ret = -EIO;
-		}
-		if (!test_and_clear_bit(FXBLK_PEERQ_UNFLUSHED,
-					&m->peerq_unflushed))
-			continue;
-		init_completion(&f[i].w.done);
-		if (ctrl) {
-			c.common.nsid = cpu_to_le32(ctrl->nsid);
-			f[i].sent = !fxblk_peerq_issue(&ctrl->io, &c, NULL, 0,
-						       false, 0, DMA_NONE,
-						       fxblk_peerq_wait_done,
-						       &f[i].w);
-		}
-		if (!f[i].sent) {
-			pr_warn_ratelimited("%s: member %u: its peer queue is down: writes it completed may not be durable\n",
-					    vol->disk->disk_name, i);
-			ret = -EIO;
-		}
-	}
-	for (i = 0; i < vol->nr_members; i++) {
-		struct fxblk_peerq_ctrl *ctrl = vol->members[i].peerq;
-
-		if (!f[i].sent)
-			continue;
-		fxblk_peerq_await(ctrl, &f[i].w, "flush timed out");
-		if (f[i].w.status) {
-			pr_warn_ratelimited("%s: member %u: flush of its peer queue failed: status 0x%x\n",
-					    vol->disk->disk_name, i,
-					    f[i].w.status);
-			atomic64_inc(&ctrl->errors);
-			ret = -EIO;
-		} else {
-			atomic64_inc(&ctrl->flushes);
-		}
-	}
+	for (i = 0; i < vol->nr_members; i++)
+		ret = fxblk_peerq_flush_send(&vol->members[i], &f[i]) ?: ret;
+	if (fxblk_peerq_lab_flush_ms)
+		msleep(fxblk_peerq_lab_flush_ms);
+	for (i = 0; i < vol->nr_members; i++)
+		ret = fxblk_peerq_flush_end(&vol->members[i], &f[i]) ?: ret;
 	up_read(&vol->peerq_sem);
 	kfree(f);
 	return ret;
@@ -2267,7 +2335,7 @@ static void fxblk_peerq_show_member(struct seq_file *s,
 		   (s64)atomic64_read(&c->dma_bytes),
 		   (s64)atomic64_read(&c->fua_writes),
 		   (s64)atomic64_read(&c->flushes),
-		   test_bit(FXBLK_PEERQ_UNFLUSHED, &m->peerq_unflushed),
+		   fxblk_peerq_unflushed(m),
 		   c->io.ib_ready ? bitmap_weight(c->io.busy, c->io.depth) : 0,
 		   c->why);
 }
