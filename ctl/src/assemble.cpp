@@ -499,7 +499,10 @@ void assemble_options(po::options_description &opts, po::options_description &hi
 		 "every member's label (next generation)")
 		("import", po::bool_switch(),
 		 "take over a volume owned by another host (or without an owner): record this "
-		 "host's NQN as its owner in every label (next generation), then assemble it");
+		 "host's NQN as its owner in every label (next generation), then assemble it")
+		("scan", po::bool_switch(),
+		 "change nothing: list every volume whose labelled members are present, its "
+		 "state (running, stopped, incomplete, refused, not-auto) and what starts it");
 	hidden.add_options()("target", po::value<std::string>(), "volume name or UUID");
 	pos.add("target", 1);
 }
@@ -543,13 +546,85 @@ std::string not_ours(const HostPolicy &pol, const label::Label &ref)
 			   ref.volume_name);
 }
 
+namespace {
+
+// The volume of @p the kernel runs: the one CREATE gave its UUID, else the
+// one of its name.
+const Volume *running_volume(const std::vector<Volume> &vols, const Plan &p)
+{
+	for (const auto &v : vols)
+		if (v.uuid ? *v.uuid == p.reference.volume_uuid
+			   : v.name == p.reference.volume_name)
+			return &v;
+	return nullptr;
+}
+
+// assemble --scan: each volume whose labelled members are present, what
+// state it is in and what starts it, changing nothing (as mdadm --examine
+// --scan and vgs list what exists but is not running). The decisions are
+// assemble's own: plan_volume(), auto_assembly().
+int scan_report(Ctx &ctx, const std::vector<Plan> &plans, const HostPolicy &pol)
+{
+	std::vector<Volume> vols;
+	std::optional<std::string> kernel_error;
+	try {
+		vols = ctx.env.connect()->list();
+	} catch (const std::exception &e) {
+		kernel_error = e.what();
+	}
+	json docs = json::array();
+	std::string text;
+	for (const auto &p : plans) {
+		const std::string &name = p.reference.volume_name;
+		const Volume *v = running_volume(vols, p);
+		std::string status, next;
+		if (v) {
+			status = "running";
+			next = fmt::format("runs as /dev/{}", v->disk);
+		} else if (p.only_missing()) {
+			status = "incomplete";
+			next = "connect the missing members ('fxctl connect-all'); udev starts "
+			       "it when the last appears";
+		} else if (!p.ok()) {
+			status = "refused";
+			next = fmt::format("'fxctl assemble {}' says why and what to do", name);
+		} else if (AutoDecision d = auto_assembly(pol, p.reference); !d.allowed) {
+			status = "not-auto";
+			next = fmt::format("not started by itself on this host ({}); 'fxctl "
+					   "assemble --import {}' takes it over", d.why, name);
+		} else {
+			status = "stopped";
+			next = fmt::format("'fxctl assemble {}' starts it", name);
+		}
+		json doc = plan_doc(p, status, v);
+		doc["next"] = next;
+		docs.push_back(doc);
+		text += fmt::format("{:<10} {}: {}\n", status, p.summary(), next);
+		for (const auto &why : p.problems)
+			text += "           " + why + "\n";
+	}
+	if (plans.empty())
+		text = "no fxblk members found\n";
+	if (kernel_error)
+		text += fmt::format("(running volumes unknown: {})\n", *kernel_error);
+	json out{{"volumes", docs}};
+	out["kernel_error"] = kernel_error ? json(*kernel_error) : json(nullptr);
+	ctx.print(out, text);
+	return exit_ok;
+}
+
+}  // namespace
+
 int cmd_assemble(Ctx &ctx)
 {
 	bool all = ctx.vm["all"].as<bool>();
 	bool force = ctx.vm["force"].as<bool>();
 	bool import = ctx.vm["import"].as<bool>();
-	if (all == (ctx.vm.count("target") > 0))
-		throw UsageError("assemble needs a volume NAME or UUID, or --all");
+	bool scan = ctx.vm["scan"].as<bool>();
+	if (scan && (all || force || import || ctx.vm.count("target")))
+		throw UsageError("--scan lists every volume found and takes nothing else");
+	if (!scan && all == (ctx.vm.count("target") > 0))
+		throw UsageError("assemble needs a volume NAME or UUID, --all or --scan");
 	if (all && (force || import))
 		throw UsageError("--force and --import take one volume NAME or UUID, not --all");
 	HostPolicy pol = ctx.env.host_policy();
@@ -565,6 +640,8 @@ int cmd_assemble(Ctx &ctx)
 	for (const auto &[uuid, group] :
 	     group_by_volume(scan_members(ctx.env.blockdevs(), ctx.env.members(), scan_log(ctx))))
 		plans.push_back(plan_volume(group, {force}));
+	if (scan)
+		return scan_report(ctx, plans, pol);
 
 	if (!all) {
 		std::string target = ctx.vm["target"].as<std::string>();

@@ -173,7 +173,7 @@ const Command commands[] = {
 	 "unless --force: then its I/O fails with EIO at once, the name is free again and "
 	 "/dev/fxN disappears at its last close (for a volume whose member is gone). The "
 	 "volume's labels on the members are wiped; their data area is not touched.", remove_options, cmd_remove},
-	{"assemble", "assemble [--force] [--import] NAME|UUID | --all",
+	{"assemble", "assemble [--force] [--import] NAME|UUID | --all | --scan",
 	 "Start volumes from their members' labels.",
 	 "Find the members of volume NAME (or UUID) by their labels among the block devices "
 	 "present, check them and create the volume with the labels' geometry, members in "
@@ -191,7 +191,12 @@ const Command commands[] = {
 	 "generation. --import takes over a volume owned by another host (or one without "
 	 "an owner): every label is rewritten with this host's NQN as the owner, at the next "
 	 "generation. --all assembles every complete volume the auto-assembly policy "
-	 "allows on this host (as udev would) and reports the others as skipped.\n\n"
+	 "allows on this host (as udev would) and reports the others as skipped. --scan "
+	 "changes nothing (as mdadm --examine --scan): it lists every volume whose "
+	 "labelled members are present, with its state (running, stopped: every member "
+	 "present and assemble would start it, incomplete: members missing, refused: "
+	 "assemble would refuse it, each reason listed, not-auto: kept by the "
+	 "auto-assembly policy) and what starts it; exit 0.\n\n"
 	 "Example: fxctl assemble kv-cache",
 	 assemble_options, cmd_assemble},
 	{"stop", "stop NAME|--all", "Stop a volume; its labels stay.",

@@ -187,6 +187,60 @@ TEST_CASE("assemble names a missing member's namespace when it is present withou
 	CHECK(h.members.writes.empty());
 }
 
+TEST_CASE("assemble --scan lists each volume's state and changes nothing")
+{
+	Stopped h;
+	auto status = [&]() {
+		REQUIRE(h.run({"assemble", "--scan", "-o", "json"}) == 0);
+		auto doc = nlohmann::json::parse(h.out.str());
+		REQUIRE(doc["volumes"].size() == 1);
+		CHECK(doc["volumes"][0]["name"] == "kv");
+		CHECK(doc["volumes"][0]["uuid"] == uuid);
+		CHECK(doc["kernel_error"].is_null());
+		return doc["volumes"][0];
+	};
+	// complete, ours: assemble would start it
+	REQUIRE(h.run({"assemble", "--scan"}) == 0);
+	CHECK(h.out.str() == fmt::format("stopped    volume \"kv\" ({}): 4 of 4 members present: "
+					 "'fxctl assemble kv' starts it\n", uuid));
+	CHECK(status()["status"] == "stopped");
+	// a stale member: refused, with assemble's reason
+	for (std::size_t i : {0, 1, 3})
+		h.label(i).generation = 2;
+	auto v = status();
+	CHECK(v["status"] == "refused");
+	CHECK(has(v["problems"][0].get<std::string>(), "nvme3n1 (member 2) has a stale label"));
+	REQUIRE(h.run({"assemble", "--scan"}) == 0);
+	CHECK(has(h.out.str(), "\n           nvme3n1 (member 2) has a stale label"));
+	for (std::size_t i : {0, 1, 2, 3})
+		h.label(i).generation = 1;
+	// another host's: kept by the policy
+	for (std::size_t i = 0; i < 4; ++i)
+		h.label(i).owner_nqn = host_b;
+	v = status();
+	CHECK(v["status"] == "not-auto");
+	CHECK(has(v["next"].get<std::string>(), "'fxctl assemble --import kv' takes it over"));
+	for (std::size_t i = 0; i < 4; ++i)
+		h.label(i).owner_nqn = h.policy.host_nqn;
+	// a member gone: incomplete
+	h.members.labels["/dev/nvme3n1"] = label::MemberLabel{};
+	v = status();
+	CHECK(v["status"] == "incomplete");
+	CHECK(has(v["problems"][0].get<std::string>(), "member 2 of 4 is missing"));
+	h.members.labels.erase("/dev/nvme3n1");
+	// nothing created, nothing written by any of them
+	CHECK(h.state.creates.empty());
+	CHECK(h.members.writes.empty());
+	// running, with its disk
+	REQUIRE(h.run({"assemble", "kv"}) == 0);
+	v = status();
+	CHECK(v["status"] == "running");
+	CHECK(v["disk"] == "fx0");
+	// not with anything else
+	CHECK(h.run({"assemble", "--scan", "kv"}) == 2);
+	CHECK(h.run({"assemble", "--scan", "--all"}) == 2);
+}
+
 TEST_CASE("incremental starts a volume when its last member appears, and only once")
 {
 	Stopped h;
