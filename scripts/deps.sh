@@ -89,6 +89,9 @@ PKGS=(
 	# tensors (python3-torch: ~150 MB of archives, ~630 MB installed,
 	# host only: not a Build-Depends, the packages build no tests)
 	liburing-dev pybind11-dev python3-dev python3-numpy python3-pytest python3-torch
+	# pip install of fxio into a venv without network (tests/pip-venv.sh):
+	# venv, and pyproject.toml's build requirements from Debian
+	python3-venv python3-setuptools python3-pybind11
 )
 
 log() { echo "deps: $*"; }

@@ -465,6 +465,8 @@ pool_run "builds and style checks"
 pool_add "unit asan" 1200 pool_unit "$TOP/build/ctl-asan" asan \
 	-DFXBLK_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug -DFXBLK_LAB_TOOLS=OFF
 pool_add "fuzz-label: libFuzzer on the label decoder, 25 s" 450 bash "$TOP/tests/fuzz-label.sh" 25
+# pip install of the fxio package into a fresh venv, its suite run there
+pool_add "python: pip install fxio into a fresh venv, its tests there" 600 bash "$TOP/tests/pip-venv.sh"
 # dkms (6.12: the packaged source, in the packages test)
 pool_add "dkms 6.1: add+build; a new warning is no error (CI: error)" 900 \
 	env FXBLK_DKMS_WARNING=1 bash "$TOP/tests/dkms.sh" "$(kver 6.1)"
