@@ -82,7 +82,7 @@ race() {
 	expect_eq "$(flushes_of 0) $(flushes_of 1)" "$f0 $g0" "$1: peer Flushes completed when fsync B starts"
 	fsync_to /tmp/"$1".b
 	f1=$(flushes_of 0) g1=$(flushes_of 1)
-	log "$1: fsync B returned $(cat /tmp/"$1".b.rc) ($(tr '\n' ' ' < /tmp/"$1".b)); peer Flushes then: member 0 $f0 -> $f1, member 1 $g0 -> $g1; A $([ -e /tmp/"$1".a.rc ] && echo done || echo still running)"
+	log "$1: fsync B returned $(cat /tmp/"$1".b.rc) ($(tr '\n' ' ' < /tmp/"$1".b)); peer Flushes then: member 0 $f0 -> $f1, member 1 $g0 -> $g1; A $([ -e /tmp/"$1".a.rc ] && echo "done" || echo still running)"
 	wait
 	echo 0 > $PARAM/peer_lab_flush_ms
 	log "$1: fsync A returned $(cat /tmp/"$1".a.rc) ($(tr '\n' ' ' < /tmp/"$1".a))"
