@@ -36,7 +36,8 @@
 #   tests/lab/selftest/run.sh stall   [KERNEL]  an RCU stall report after fxblk is loaded -> exit 1,
 #                                               no second boot; one before it is loaded (first
 #                                               boot only) -> the lab boots again, says so, exit 0
-#   tests/lab/selftest/run.sh batch   [KERNEL]  --batch of five: passes; WARNs (fails, the boot
+#   tests/lab/selftest/run.sh batch   [KERNEL]  --batch of seven: passes; leaves a file in /tmp and
+#                                               a module loaded (gone for the next test); WARNs (fails, the boot
 #                                               stops); exits 7 on a fresh boot without the WARNING
 #                                               in its log; hangs past its own --timeout (124);
 #                                               panics (run again alone, 125)
@@ -93,7 +94,8 @@ batch_want() {	# batch_want ID RC ERE WHAT
 }
 case $CASE in
 batch)
-	# one list, every way a test in a batch can end: passes; WARNs (its
+	# one list, every way a test in a batch can end: passes; leaves a file
+	# in /tmp and a module loaded (both gone for the next test); WARNs (its
 	# own failure, and the boot stops); exits 7 on the next boot without
 	# the earlier WARNING in its log; hangs past its own timeout; panics
 	# (run again alone, fails again)
@@ -102,6 +104,8 @@ batch)
 	trap 'rm -rf "$OUT" "$BO" "$L"' EXIT
 	{
 		printf 'ok\t%s\n' "$(printf '%q ' -- "$HERE/exit-status.sh" 0 "two words")"
+		printf 'leave\t%s\n' "$(printf '%q ' -- "$HERE/batch-leave.sh" leave)"
+		printf 'clean\t%s\n' "$(printf '%q ' -- "$HERE/batch-leave.sh" check)"
 		printf 'warn\t%s\n' "$(printf '%q ' --file "$B/fxlab_warn.ko" -- "$HERE/warn-load.sh")"
 		printf 'seven\t%s\n' "$(printf '%q ' -- "$HERE/exit-status.sh" 7 "two words")"
 		printf 'hang\t%s\n' "$(printf '%q ' --timeout 30 -- "$HERE/hang.sh")"
@@ -110,8 +114,10 @@ batch)
 	"$RUN" --kernel "$KS" --no-fabric --no-build --batch "$L" --batch-out "$BO" 2>&1 | tee "$OUT"
 	rc=${PIPESTATUS[0]}
 	batch_want ok 0 'exiting with 0' "a passing test"
+	batch_want leave 0 'left /tmp/fxlab-left and nbd' "a test that leaves a file in /tmp and a module loaded"
+	batch_want clean 0 '^clean$' "the test after it: /tmp emptied, the module unloaded"
 	batch_want warn 1 'kernel log shows problems' "a test whose module WARNs"
-	grep -q '^lab: the boot stopped after test 2' "$OUT" || { echo "selftest batch: FAILED: the boot went on after the WARNING"; exit 1; }
+	grep -q '^lab: the boot stopped after test 4' "$OUT" || { echo "selftest batch: FAILED: the boot went on after the WARNING"; exit 1; }
 	batch_want seven 7 'exiting with 7' "the test after the WARNING, on a fresh boot"
 	! batch_has seven 'WARNING:' || { echo "selftest batch: FAILED: test 'seven' has the WARNING of test 'warn' in its log"; exit 1; }
 	batch_has ok 'exiting with 0' && ! batch_has ok 'fxlab_warn' || { echo "selftest batch: FAILED: test 'ok' has test 'warn' in its log"; exit 1; }
