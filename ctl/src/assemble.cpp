@@ -581,7 +581,9 @@ int scan_report(Ctx &ctx, const std::vector<Plan> &plans, const HostPolicy &pol)
 		if (v) {
 			status = "running";
 			next = fmt::format("runs as /dev/{}", v->disk);
-		} else if (p.only_missing()) {
+		} else if (!p.missing.empty()) {
+			// as assemble's exit 3: members missing, whatever else is
+			// wrong (each listed)
 			status = "incomplete";
 			next = "connect the missing members ('fxctl connect-all'); udev starts "
 			       "it when the last appears";

@@ -227,6 +227,14 @@ TEST_CASE("assemble --scan lists each volume's state and changes nothing")
 	v = status();
 	CHECK(v["status"] == "incomplete");
 	CHECK(has(v["problems"][0].get<std::string>(), "member 2 of 4 is missing"));
+	// and a stale member besides: still incomplete, as assemble's exit 3
+	for (std::size_t i : {0, 1})
+		h.label(i).generation = 2;
+	v = status();
+	CHECK(v["status"] == "incomplete");
+	CHECK(v["problems"].size() == 2);
+	for (std::size_t i : {0, 1})
+		h.label(i).generation = 1;
 	h.members.labels.erase("/dev/nvme3n1");
 	// nothing created, nothing written by any of them
 	CHECK(h.state.creates.empty());

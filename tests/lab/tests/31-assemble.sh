@@ -17,7 +17,8 @@
 # restored the set is whole again. Only "add" events start assembly (review
 # M6): a "change" event (the label writes here) on a member of a stopped
 # volume leaves it stopped. --break primary leaves the primary label intact
-# (the label source check must fail).
+# (the label source check must fail). At each step `fxctl assemble --scan`
+# (changes nothing) must list the volume as stopped, running, incomplete.
 . /lab/lib.sh
 BREAK=
 [ "${1:-}" = --break ] && BREAK=$2	# primary: member 1's primary label not destroyed
@@ -36,6 +37,13 @@ no_volume() {	# no_volume WHY: the volume must not be running
 trap 'umount /mnt/v 2>/dev/null' EXIT
 records() { ls /run/fxblk/"$VUUID" 2>/dev/null | wc -l; }
 add_event() { udevadm trigger --action=add "$@" || fail "udevadm trigger --action=add $*"; }
+# scan_expect STATUS WHEN: fxctl assemble --scan (changes nothing) lists
+# the volume, by its UUID, with STATUS
+scan_expect() {
+	fx_json fxctl -o json assemble --scan
+	expect_eq "$(jqr "[.volumes[] | select(.uuid == \"$VUUID\")] | length")" 1 "volumes with $V's UUID in assemble --scan $2"
+	expect_eq "$(jqr ".volumes[] | select(.uuid == \"$VUUID\") | .status")" "$1" "$V's state in assemble --scan $2"
+}
 
 log "create, file system, data"
 fx_run fxctl create $V --chunk 64K "${M[@]}"
@@ -57,6 +65,7 @@ VUUID=$(fxctl examine --export "${M[0]}" | sed -n 's/^FXBLK_UUID=//p')
 fx_run fxctl stop $V
 settle
 [ ! -e /dev/fx/$V ] || fail "/dev/fx/$V still there after stop"
+scan_expect stopped "after stop"
 
 log "reconnect in another order: the volume assembles itself"
 fx_member_disconnect 0 1 2 3
@@ -74,6 +83,8 @@ mount -t xfs /dev/disk/by-uuid/"$FSUUID" /mnt/v || fail "mount by UUID after ass
 expect_eq "$(sha256sum < /mnt/v/data)" "$SUM" "data after reassembly"
 umount /mnt/v || fail "umount"
 settle
+scan_expect running "after reassembly"
+expect_eq "/dev/$(jqr ".volumes[] | select(.uuid == \"$VUUID\") | .disk")" "$(readlink -f /dev/fx/$V)" "$V's disk in assemble --scan"
 fx_run fxctl assemble $V
 expect_match "$FX_OUT" "already running" "assemble of a running volume"
 fx_run fxctl incremental "$(fx_member_dev 2)"
@@ -123,6 +134,9 @@ no_volume "member 2 is not connected"
 expect_eq "$(records)" 3 "members recorded under /run/fxblk/$VUUID"
 fx_expect_fail --rc 3 --msg "member 2 of 4 is missing: nsid 1 of ${FX_NQN_BASE}2" fxctl assemble $V
 fx_expect_fail --rc 3 --msg "member 2 of 4 is missing" fxctl assemble "$VUUID"
+scan_expect incomplete "with member 2 away"
+expect_match "$(jqr ".volumes[] | select(.uuid == \"$VUUID\") | .problems[]")" "member 2 of 4 is missing" "assemble --scan's reasons"
+no_volume "assemble --scan changes nothing"
 fx_member_connect 2
 settle
 fx_wait_path /dev/fx/$V 30 || fail "$V did not assemble when its last member came"
