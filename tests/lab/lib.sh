@@ -165,6 +165,12 @@ fx_peerq_sum() {
 		END { print s + 0 }' /sys/kernel/debug/fxblk/peerq
 }
 
+# fx_peerq_field FXN MEMBER FIELD: FIELD of member MEMBER's line of fxN in
+# fxblk's debugfs peerq file (a number, a state, a name)
+fx_peerq_field() {
+	sed -n "s/^$1 member=$2 .* $3=\([^ ]*\).*/\1/p" /sys/kernel/debug/fxblk/peerq
+}
+
 # fx_fill_ref DEV MIB: MIB MiB of random data written to DEV and fsynced,
 # kept in /tmp/ref; REF_MIB and REF_SUM (its md5) for fx_expect_ref
 fx_fill_ref() {

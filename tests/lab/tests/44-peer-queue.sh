@@ -105,9 +105,7 @@ block_ios() {
 	cat /sys/block/nvme*/stat | awk '{ s += $1 + $5 } END { print s + 0 }'
 }
 # one member's FIELD
-peer_field() {
-	sed -n "s/^$NAME member=$1 .* $2=\([^ ]*\).*/\1/p" $DBG
-}
+peer_field() { fx_peerq_field "$NAME" "$@"; }
 
 # Reference data through the block path.
 head -c $((4 << 20)) /dev/urandom > /tmp/ref

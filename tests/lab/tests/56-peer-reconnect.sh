@@ -59,7 +59,7 @@ fx_run fxctl create $VOL --chunk 64K "${M[@]}"
 DEV=$(fxdev $VOL) || fail "no /dev/fxN for $VOL"
 NAME=${DEV#/dev/}
 peer_sum() { fx_peerq_sum "$NAME" "$@"; }
-peer_field() { sed -n "s/^$NAME member=$1 .* $2=\([^ ]*\).*/\1/p" $DBG; }
+peer_field() { fx_peerq_field "$NAME" "$@"; }
 peer_state() { peer_field "$1" state; }
 head -c $((8 * MiB)) /dev/urandom > /tmp/ref
 dd if=/tmp/ref of="$DEV" bs=1M oflag=direct status=none || fail "dd the reference"

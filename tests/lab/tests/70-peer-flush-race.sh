@@ -40,17 +40,14 @@ cleanup() {
 	wait
 }
 trap cleanup EXIT
-grep -q ' /sys/kernel/debug debugfs ' /proc/mounts ||
-	mount -t debugfs debugfs /sys/kernel/debug || fail "mount debugfs"
-
-modprobe fxblk peer_queues=1 || fail "modprobe fxblk peer_queues=1"
+fx_peerq_load
 [ -w $PARAM/peer_lab_flush_ms ] && [ -w $PARAM/peer_lab_flush_fail ] ||
 	fail "fxblk has no peer_lab_flush_ms/peer_lab_flush_fail parameters"
 fx_run fxctl create $VOL --chunk 64K "${M[0]}" "${M[1]}"
 DEV=$(fxdev $VOL) || fail "no /dev/fxN for $VOL"
 NAME=${DEV#/dev/}
 peer_sum() { fx_peerq_sum "$NAME" "$@"; }
-peer_field() { sed -n "s/^$NAME member=$1 .* $2=\([^ ]*\).*/\1/p" $DBG; }
+peer_field() { fx_peerq_field "$NAME" "$@"; }
 head -c $((256 * KiB)) /dev/urandom > /tmp/ref
 fx_run $PT rwfile read "$DEV" 0 0 65536 /tmp/z host
 expect_eq "$(grep -c "^$NAME member=[01] .* state=live " $DBG)" 2 "live peer queues"
