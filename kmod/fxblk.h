@@ -192,8 +192,13 @@ struct fxblk_volume {
 	struct bio_list reissue;
 	struct work_struct reissue_work;
 	struct workqueue_struct *reissue_wq;
-	/* Peer queues: read by their I/O, written to open or close them. */
+	/*
+	 * Peer queues: read by their I/O, written to publish or close them;
+	 * one opener at a time connects them without it (peerq_open_lock,
+	 * taken first: fxblk_peerq_vol_open()).
+	 */
 	struct rw_semaphore peerq_sem;
+	struct mutex peerq_open_lock;
 	unsigned int nr_members;
 	struct fxblk_member members[];
 };

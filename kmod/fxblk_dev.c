@@ -1257,6 +1257,7 @@ struct fxblk_volume *fxblk_dev_alloc(const struct fxblk_create_req *req,
 	spin_lock_init(&vol->open_lock);
 	mutex_init(&vol->alloc_lock);
 	init_rwsem(&vol->peerq_sem);
+	mutex_init(&vol->peerq_open_lock);
 	spin_lock_init(&vol->deferred_lock);
 	bio_list_init(&vol->deferred);
 	bio_list_init(&vol->reissue);

@@ -65,6 +65,13 @@
 
 #define FXBLK_PEERQ_DEPTH	32	/* entries of each queue, NVME_AQ_DEPTH */
 #define FXBLK_PEERQ_CM_MS	3000	/* RDMA CM resolve timeouts */
+/*
+ * An RDMA CM connect of a queue, from address resolution to ESTABLISHED:
+ * the two resolves, then the CM's own REQ retries (cma's 15 retries of
+ * about 4 s each: a minute against a silent target). The peer path has
+ * the block path to fall back on, so a queue gives up sooner.
+ */
+#define FXBLK_PEERQ_CONNECT_MS	10000
 #define FXBLK_PEERQ_KATO_MS	5000	/* Keep Alive Timeout we ask for */
 #define FXBLK_PEERQ_CMD_TIMEOUT	(30 * HZ)
 #define FXBLK_PEERQ_MAX_PAGES	256	/* 4 KiB pages per MR: 1 MiB */
@@ -124,6 +131,16 @@ static unsigned int fxblk_peerq_lab_flush_ms;
 module_param_named(peer_lab_flush_ms, fxblk_peerq_lab_flush_ms, uint, 0644);
 MODULE_PARM_DESC(peer_lab_flush_ms,
 		 "Lab only: wait this many ms after sending peer Flushes (default: 0)");
+
+/*
+ * Lab only (lab 71): hold every association's open this long before its
+ * first RDMA CM step, as a target that answers slowly would (resolve,
+ * connect retries, 30 s per unanswered admin command).
+ */
+static unsigned int fxblk_peerq_lab_open_ms;
+module_param_named(peer_lab_open_ms, fxblk_peerq_lab_open_ms, uint, 0644);
+MODULE_PARM_DESC(peer_lab_open_ms,
+		 "Lab only: wait this many ms before opening each peer association (default: 0)");
 
 static bool fxblk_peerq_lab_flush_fail;
 module_param_named(peer_lab_flush_fail, fxblk_peerq_lab_flush_fail, bool,
@@ -1108,7 +1125,13 @@ static int fxblk_peerq_cm_handler(struct rdma_cm_id *cm_id,
 		err = -ECONNRESET;
 		break;
 	case RDMA_CM_EVENT_DEVICE_REMOVAL:
-		/* the ib_client's ->remove tears the association down */
+		/*
+		 * The ib_client's ->remove tears down the associations it
+		 * finds; a queue still connecting (no QP yet when it
+		 * looked) learns here, or its opener would wait while
+		 * cma's removal waits for this cm_id (review H3).
+		 */
+		err = -ENETDOWN;
 		break;
 	default:
 		/* DISCONNECTED, ADDR_CHANGE, TIMEWAIT_EXIT, ... */
@@ -1127,6 +1150,7 @@ static int fxblk_peerq_queue_open(struct fxblk_peerq_ctrl *ctrl,
 				  struct fxblk_peerq_queue *q, u16 qid,
 				  unsigned int max_pages)
 {
+	long left;
 	int ret;
 
 	q->ctrl = ctrl;
@@ -1145,8 +1169,18 @@ static int fxblk_peerq_queue_open(struct fxblk_peerq_ctrl *ctrl,
 				FXBLK_PEERQ_CM_MS);
 	if (ret)
 		return ret;
-	ret = wait_for_completion_killable(&q->cm_done);
-	return ret ? ret : q->cm_error;
+	/* bounded, as nvme_rdma_wait_for_cm() once was (and the CM's REQ) */
+	left = wait_for_completion_killable_timeout(&q->cm_done,
+			msecs_to_jiffies(FXBLK_PEERQ_CONNECT_MS));
+	if (left < 0)
+		return left;
+	if (!left) {
+		snprintf(ctrl->why, sizeof(ctrl->why),
+			 "queue %u: RDMA CM connect timed out (%u ms)", qid,
+			 FXBLK_PEERQ_CONNECT_MS);
+		return -ETIMEDOUT;
+	}
+	return q->cm_error;
 }
 
 /*
@@ -1480,8 +1514,11 @@ out:
 /* After fxblk_peerq_ctrl_prepare() found the member's controller. */
 static int fxblk_peerq_ctrl_setup(struct fxblk_peerq_ctrl *ctrl)
 {
+	unsigned int hold = READ_ONCE(fxblk_peerq_lab_open_ms);
 	int ret;
 
+	if (hold)
+		msleep(hold);
 	/* 4 KiB: the Connect data and Identify, one page each */
 	ret = fxblk_peerq_queue_open(ctrl, &ctrl->admin, 0, 2);
 	if (!ret)
@@ -1550,10 +1587,13 @@ static void fxblk_peerq_remove_work(struct work_struct *work)
 						     remove_work);
 	struct fxblk_volume *vol = ctrl->m->vol;
 
+	/* @ctrl may be opening: its opener holds the lock (bounded waits) */
+	mutex_lock(&vol->peerq_open_lock);
 	down_write(&vol->peerq_sem);
 	fxblk_peerq_stop(ctrl, "RDMA device removed");
 	fxblk_peerq_ctrl_teardown(ctrl);
 	up_write(&vol->peerq_sem);
+	mutex_unlock(&vol->peerq_open_lock);
 }
 
 /*
@@ -1645,33 +1685,60 @@ static struct fxblk_peerq_ctrl *fxblk_peerq_ctrl_prepare(struct fxblk_member *m)
 	return ctrl;
 }
 
-/* A prepared association never opened: nothing was started on it. */
-static void fxblk_peerq_ctrl_discard(struct fxblk_peerq_ctrl *ctrl)
+/*
+ * Connect @ctrl (prepared), under vol->peerq_open_lock and without
+ * vol->peerq_sem: nothing but fxblk_peerq_remove_one() sees it yet. On
+ * the device list first, so that an RDMA device removal finds it; its
+ * remove work waits for the open lock. Leaves @ctrl LIVE, or FAILED and
+ * torn down with @why set.
+ */
+static void fxblk_peerq_ctrl_connect(struct fxblk_peerq_ctrl *ctrl)
 {
-	mutex_destroy(&ctrl->stop_lock);
-	kfree(ctrl);
+	bool live;
+
+	if (ctrl->lookup_err)
+		goto out_failed;
+	mutex_lock(&fxblk_peerq_ctrls_lock);
+	list_add_tail(&ctrl->node, &fxblk_peerq_ctrls);
+	mutex_unlock(&fxblk_peerq_ctrls_lock);
+	if (fxblk_peerq_ctrl_setup(ctrl))
+		goto out_teardown;
+	mutex_lock(&ctrl->stop_lock);
+	live = ctrl->io.live && ctrl->admin.live;
+	if (live) {
+		ctrl->state = FXBLK_PEERQ_LIVE;
+		ctrl->why[0] = '\0';
+	}
+	mutex_unlock(&ctrl->stop_lock);
+	if (live)
+		return;
+	strscpy(ctrl->why, "stopped while opening", sizeof(ctrl->why));
+out_teardown:
+	fxblk_peerq_ctrl_teardown(ctrl);
+out_failed:
+	ctrl->state = FXBLK_PEERQ_FAILED;
 }
 
 /*
- * Open the association of @m with @ctrl (prepared, or NULL); under
- * vol->peerq_sem (write). The association it replaces is detached and
- * handed back in @oldp for the caller to free after up_write(): freeing
- * waits for its remove work (cancel_work_sync()), which takes the
- * semaphore (fxblk_peerq_remove_work()); freed here, an RDMA device
- * removal queued meanwhile would deadlock both, as vol_close() avoids too.
+ * Publish @ctrl (connected or failed) as @m's association; under
+ * vol->peerq_sem (write), which it holds for no wait and no allocation.
+ * The association it replaces, or @ctrl itself when @m is not due any
+ * more (lost meanwhile), is handed back in @oldp for the caller to free
+ * without the semaphore and the open lock: freeing waits for its remove
+ * work (cancel_work_sync()), which takes both (fxblk_peerq_remove_work()).
  */
 static void fxblk_peerq_member_open(struct fxblk_member *m,
 				    struct fxblk_peerq_ctrl *ctrl,
 				    struct fxblk_peerq_ctrl **oldp)
 {
 	struct fxblk_peerq_ctrl *old;
-	bool live;
+	int state;
 
 	*oldp = NULL;
 	if (!ctrl)
 		return;
-	if (!fxblk_peerq_member_due(m)) {	/* another RW opened it */
-		fxblk_peerq_ctrl_discard(ctrl);
+	if (!fxblk_peerq_member_due(m)) {
+		*oldp = ctrl;
 		return;
 	}
 	old = m->peerq;
@@ -1685,34 +1752,23 @@ static void fxblk_peerq_member_open(struct fxblk_member *m,
 			set_bit(FXBLK_PEERQ_LOST_UNFLUSHED, &m->peerq_flags);
 		}
 	}
-	mutex_lock(&fxblk_peerq_ctrls_lock);
-	list_add_tail(&ctrl->node, &fxblk_peerq_ctrls);
-	mutex_unlock(&fxblk_peerq_ctrls_lock);
 	m->peerq = ctrl;
-	if (ctrl->lookup_err || fxblk_peerq_ctrl_setup(ctrl))
-		goto out_failed;
 	mutex_lock(&ctrl->stop_lock);
-	live = ctrl->io.live && ctrl->admin.live;
-	if (live) {
-		ctrl->state = FXBLK_PEERQ_LIVE;
-		ctrl->why[0] = '\0';
+	state = ctrl->state;
+	if (state == FXBLK_PEERQ_LIVE)
 		WRITE_ONCE(m->peerq_failures, 0);
-	}
+	else if (state == FXBLK_PEERQ_FAILED)
+		fxblk_peerq_backoff(ctrl);
+	/* else DOWN: stopped since it went live, fxblk_peerq_stop() backed off */
 	mutex_unlock(&ctrl->stop_lock);
-	if (!live) {
-		strscpy(ctrl->why, "stopped while opening", sizeof(ctrl->why));
-		goto out_failed;
+	if (state == FXBLK_PEERQ_LIVE) {
+		pr_info("%s: peer queues of member %u (%s) to %s at %s:%s: cntlid %u, MDTS %u, %u bytes per command, on %s\n",
+			m->vol->disk->disk_name, m->index, m->disk_name,
+			ctrl->subsysnqn, ctrl->traddr, ctrl->trsvcid,
+			ctrl->cntlid, ctrl->mdts, ctrl->max_bytes,
+			dev_name(&ctrl->io.ibdev->dev));
+		return;
 	}
-	pr_info("%s: peer queues of member %u (%s) to %s at %s:%s: cntlid %u, MDTS %u, %u bytes per command, on %s\n",
-		m->vol->disk->disk_name, m->index, m->disk_name,
-		ctrl->subsysnqn, ctrl->traddr, ctrl->trsvcid, ctrl->cntlid,
-		ctrl->mdts, ctrl->max_bytes, dev_name(&ctrl->io.ibdev->dev));
-	return;
-
-out_failed:
-	fxblk_peerq_ctrl_teardown(ctrl);
-	ctrl->state = FXBLK_PEERQ_FAILED;
-	fxblk_peerq_backoff(ctrl);
 	pr_info("%s: peer queues of member %u (%s) not opened: %s (again in %u s)\n",
 		m->vol->disk->disk_name, m->index, m->disk_name, ctrl->why,
 		jiffies_to_msecs(ctrl->retry_at - jiffies) / 1000);
@@ -1762,35 +1818,54 @@ static bool fxblk_peerq_vol_due(struct fxblk_volume *vol)
 }
 
 /*
- * Open the associations that are due: each prepared (lookup) outside
- * the semaphore, then opened under it written. A member found not due
- * here may be due by then; it is tried by the next RW.
+ * Open the associations that are due, one opener per volume at a time
+ * (vol->peerq_open_lock): each looked up and connected without the
+ * semaphore, then all published under it written (review H3). A connect
+ * takes seconds against a slow target (RDMA CM, Fabrics Connect, enable,
+ * Identify, up to 30 s per unanswered command); held written across them,
+ * the semaphore stalled every peer RW of the volume, its peer flush worker
+ * (which reclaim can wait for: the connects allocate GFP_KERNEL) and the
+ * removal of an RDMA device. An RW that finds an open in progress does
+ * not wait for it: it takes the block path, as while an association is
+ * down. A member found not due here may be due by then; it is tried by
+ * the next RW. Lock order: peerq_open_lock, then peerq_sem.
  */
 static void fxblk_peerq_vol_open(struct fxblk_volume *vol)
 {
 	struct fxblk_peerq_ctrl **new;
 	unsigned int i;
 
+	if (!mutex_trylock(&vol->peerq_open_lock))
+		return;
 	new = kcalloc(vol->nr_members, sizeof(*new), GFP_KERNEL);
 	if (!new)
-		return;
+		goto out_unlock;
 	down_read(&vol->peerq_sem);
 	for (i = 0; i < vol->nr_members; i++)
 		new[i] = fxblk_peerq_member_due(&vol->members[i]) ?
 			 ERR_PTR(-EAGAIN) : NULL;
 	up_read(&vol->peerq_sem);
-	for (i = 0; i < vol->nr_members; i++)
+	for (i = 0; i < vol->nr_members; i++) {
+		if (!new[i])
+			continue;
+		new[i] = fxblk_peerq_ctrl_prepare(&vol->members[i]);
 		if (new[i])
-			new[i] = fxblk_peerq_ctrl_prepare(&vol->members[i]);
+			fxblk_peerq_ctrl_connect(new[i]);
+	}
 	down_write(&vol->peerq_sem);
 	for (i = 0; i < vol->nr_members; i++)
 		fxblk_peerq_member_open(&vol->members[i], new[i], &new[i]);
 	up_write(&vol->peerq_sem);
-	/* the replaced associations, freed without the semaphore */
+	mutex_unlock(&vol->peerq_open_lock);
+	/* the replaced associations, freed without either lock */
 	for (i = 0; i < vol->nr_members; i++)
 		if (new[i])
 			fxblk_peerq_ctrl_free(new[i]);
 	kfree(new);
+	return;
+
+out_unlock:
+	mutex_unlock(&vol->peerq_open_lock);
 }
 
 /* vol->peerq_sem read-held with every member's association live, or not. */
