@@ -186,6 +186,18 @@ fx_expect_ref() {
 		cut -d' ' -f1)" "$REF_SUM" "$2"
 }
 
+# fx_peer_members N: M, the members from FX_MEMBERS (at least N); PT, the
+# peer-test tool; DBG, fxblk's debugfs peerq file; PARAM, its parameters
+fx_peer_members() {
+	# shellcheck disable=SC2034 # for the test that sources this file
+	read -r -a M <<<"${FX_MEMBERS:-}"
+	[ "${#M[@]}" -ge "$1" ] || fail "needs $1 members in FX_MEMBERS (got '${FX_MEMBERS:-}')"
+	PT=/lab/modules/peer-test
+	[ -x $PT ] || fail "$PT missing (tests/lab/modules/build.sh builds it)"
+	# shellcheck disable=SC2034
+	DBG=/sys/kernel/debug/fxblk/peerq PARAM=/sys/module/fxblk/parameters
+}
+
 # fx_peerq_load [off]: debugfs mounted (its peerq file), fxblk loaded with
 # peer_queues=1, or without it for "off" (a negative control)
 fx_peerq_load() {

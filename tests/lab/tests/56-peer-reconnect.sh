@@ -36,11 +36,7 @@
 #    stays clean but for the lost member's I/O errors.
 . /lab/lib.sh
 . /lab/faults.sh
-read -r -a M <<<"${FX_MEMBERS:-}"
-[ "${#M[@]}" -ge 4 ] || fail "needs 4 members in FX_MEMBERS (got '${FX_MEMBERS:-}')"
-PT=/lab/modules/peer-test
-[ -x $PT ] || fail "$PT missing (tests/lab/modules/build.sh builds it)"
-DBG=/sys/kernel/debug/fxblk/peerq
+fx_peer_members 4
 VOL=t56 I=2 G=3
 MiB=1048576
 STOP=/tmp/t56.stop

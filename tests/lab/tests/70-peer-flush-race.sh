@@ -24,12 +24,7 @@
 # when its Flush was sent, as the old bit was cleared then): step 1, B
 # returned with the counters unchanged.
 . /lab/lib.sh
-read -r -a M <<<"${FX_MEMBERS:-}"
-[ "${#M[@]}" -ge 2 ] || fail "needs 2 members in FX_MEMBERS (got '${FX_MEMBERS:-}')"
-PT=/lab/modules/peer-test
-[ -x $PT ] || fail "$PT missing (tests/lab/modules/build.sh builds it)"
-DBG=/sys/kernel/debug/fxblk/peerq
-PARAM=/sys/module/fxblk/parameters
+fx_peer_members 2
 VOL=t70
 KiB=1024
 cleanup() {

@@ -1,5 +1,5 @@
 #!/bin/bash
-# lab: kernels=6.12 quick=6.12 members=2 timeout=400
+# lab: kernels=6.1,6.12 quick=6.12 members=2 timeout=400
 # A slow association open holds nobody but its opener (issue 34, review
 # 2026-12-06-peer H3). fxblk peer_queues=1, a volume over 2 NVMe-oF/RDMA
 # members; the lab-only parameter peer_lab_open_ms holds each association
@@ -20,12 +20,7 @@
 # Seen failing with the fix undone (the connects under the semaphore):
 # B returned after A, 22 s later.
 . /lab/lib.sh
-read -r -a M <<<"${FX_MEMBERS:-}"
-[ "${#M[@]}" -ge 2 ] || fail "needs 2 members in FX_MEMBERS (got '${FX_MEMBERS:-}')"
-PT=/lab/modules/peer-test
-[ -x $PT ] || fail "$PT missing (tests/lab/modules/build.sh builds it)"
-DBG=/sys/kernel/debug/fxblk/peerq
-PARAM=/sys/module/fxblk/parameters
+fx_peer_members 2
 VOL=t71
 HOLD_MS=12000
 KiB=1024
@@ -60,7 +55,7 @@ brc=$?
 tb1=$(now)
 timeout 60 cat $DBG > /tmp/dump || fail "the debugfs dump failed"
 td1=$(now)
-log "RW B: exit $brc after $(secs "$tb" "$tb1") s; the dump after $(secs "$tb1" "$td1") s more; A $([ -e /tmp/a.rc ] && echo done || echo still opening)"
+log "RW B: exit $brc after $(secs "$tb" "$tb1") s; the dump after $(secs "$tb1" "$td1") s more; A $([ -e /tmp/a.rc ] && echo "done" || echo "still opening")"
 [ $brc = 0 ] || { cat /tmp/b.out; fail "RW B failed ($brc)"; }
 awk -v a="$tb" -v b="$tb1" 'BEGIN { exit !(b - a < 8) }' ||
 	fail "RW B took $(secs "$tb" "$tb1") s: it waited for RW A's open of the peer associations"
