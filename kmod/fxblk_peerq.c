@@ -142,6 +142,22 @@ module_param_named(peer_lab_open_ms, fxblk_peerq_lab_open_ms, uint, 0644);
 MODULE_PARM_DESC(peer_lab_open_ms,
 		 "Lab only: wait this many ms before opening each peer association (default: 0)");
 
+/*
+ * Writes an association completed and could not flush (it closed first,
+ * or is down at the flush): by default the volume's flush covers them by
+ * the member's own Flush through the kernel's controller, which follows
+ * the peer Flushes of every PREFLUSH (fxblk_submit_fanout()) and which
+ * nvme multipath counts on for writes completed through another path of
+ * the namespace (it never flushes a failed path again); nvmet flushes the
+ * whole namespace. Set, such a flush fails with EIO instead (review
+ * 2026-12-06-peer H5): for a target whose Flush covers only what its own
+ * controller completed.
+ */
+static bool fxblk_peerq_strict_flush;
+module_param_named(peer_strict_flush, fxblk_peerq_strict_flush, bool, 0644);
+MODULE_PARM_DESC(peer_strict_flush,
+		 "Fail a flush with EIO when a peer association closed with writes no peer Flush covered (default: off, the member's own Flush covers them)");
+
 static bool fxblk_peerq_lab_flush_fail;
 module_param_named(peer_lab_flush_fail, fxblk_peerq_lab_flush_fail, bool,
 		   0644);
@@ -2130,12 +2146,29 @@ static int fxblk_peerq_vol_map(struct fxblk_volume *vol,
 	return 0;
 }
 
+static bool fxblk_peerq_ctrl_moves(struct fxblk_peerq_ctrl *ctrl,
+				   struct fxblk_peer_reg *reg);
+
+/* Stop the associations of @vol with a command on @reg; peerq_sem read. */
+static void fxblk_peerq_stop_holders(struct fxblk_volume *vol,
+				     struct fxblk_peer_reg *reg,
+				     const char *why)
+{
+	struct fxblk_peerq_ctrl *ctrl;
+	unsigned int i;
+
+	for (i = 0; i < vol->nr_members; i++) {
+		ctrl = vol->members[i].peerq;
+		if (ctrl && fxblk_peerq_ctrl_moves(ctrl, reg))
+			fxblk_peerq_stop(ctrl, why);
+	}
+}
+
 int fxblk_peerq_rw(struct block_device *bdev, struct fxblk_peer_reg *reg,
 		   u64 pos, u64 dev_off, u64 len, bool write, bool fua)
 {
 	struct fxblk_volume *vol = bdev->bd_disk->private_data;
 	struct fxblk_peerq_batch b;
-	unsigned int i;
 	int ret;
 
 	if (!READ_ONCE(fxblk_peerq_enabled) || bdev_is_partition(bdev))
@@ -2167,11 +2200,15 @@ int fxblk_peerq_rw(struct block_device *bdev, struct fxblk_peer_reg *reg,
 	ret = fxblk_peerq_submit(vol, &b, reg, pos, dev_off, len, write, fua);
 	fxblk_peerq_batch_put(&b);
 	if (!wait_for_completion_timeout(&b.done, FXBLK_PEERQ_CMD_TIMEOUT)) {
-		/* the memory stays pinned until nothing can reach it */
-		for (i = 0; i < vol->nr_members; i++)
-			fxblk_peerq_stop(vol->members[i].peerq,
-					 "I/O timed out");
-		wait_for_completion(&b.done);
+		/*
+		 * Only the associations still holding a command of @reg go
+		 * down (review H5: one slow member stopped every member's,
+		 * and their unflushed writes with them); the memory stays
+		 * pinned until nothing can reach it.
+		 */
+		do
+			fxblk_peerq_stop_holders(vol, reg, "I/O timed out");
+		while (!wait_for_completion_timeout(&b.done, HZ));
 	}
 	up_read(&vol->peerq_sem);
 	if (!ret)
@@ -2280,14 +2317,18 @@ static int fxblk_peerq_flush_send(struct fxblk_member *m,
 				  struct fxblk_peerq_flush_wait *f)
 {
 	struct fxblk_peerq_ctrl *ctrl = m->peerq;
+	bool strict = READ_ONCE(fxblk_peerq_strict_flush);
 	struct nvme_command c = {};
 	int ret = 0;
 
 	f->lost = test_bit(FXBLK_PEERQ_LOST_UNFLUSHED, &m->peerq_flags);
-	if (f->lost) {
+	if (f->lost && strict) {
 		pr_warn_ratelimited("%s: member %u: an association that completed writes closed before a flush: they may not be durable\n",
 				    m->vol->disk->disk_name, m->index);
 		ret = -EIO;
+	} else if (f->lost) {
+		pr_info_ratelimited("%s: member %u: an association that completed writes closed before a flush: the member's own flush covers them\n",
+				    m->vol->disk->disk_name, m->index);
 	}
 	f->seq = atomic64_read(&m->peerq_wr_seq);
 	if (f->seq == atomic64_read(&m->peerq_flushed_seq))
@@ -2301,10 +2342,13 @@ static int fxblk_peerq_flush_send(struct fxblk_member *m,
 					     DMA_NONE, fxblk_peerq_wait_done,
 					     &f->w);
 	}
-	if (!f->sent) {
+	if (!f->sent && strict) {
 		pr_warn_ratelimited("%s: member %u: its peer queue is down: writes it completed may not be durable\n",
 				    m->vol->disk->disk_name, m->index);
 		ret = -EIO;
+	} else if (!f->sent) {
+		pr_info_ratelimited("%s: member %u: its peer queue is down: the member's own flush covers the writes it completed\n",
+				    m->vol->disk->disk_name, m->index);
 	}
 	return ret;
 }
@@ -2351,8 +2395,9 @@ static int fxblk_peerq_flush_end(struct fxblk_member *m,
  * fxblk's own associations completed (nvmet flushes the whole namespace;
  * an array need not). Each association that completed writes since its
  * last Flush gets one, all at once, before the volume's flush completes.
- * One that went down in between cannot: -EIO, as for a writeback error
- * (the block path may have written the range again; fxblk cannot tell).
+ * One that went down in between cannot: the member's own Flush, sent
+ * after this pass, covers its writes as nvme multipath counts on; with
+ * peer_strict_flush, -EIO instead, as for a writeback error.
  *
  * A member stays due (fxblk_peerq_flush_due()) until its Flush completed,
  * not only until it was sent: a PREFLUSH that comes meanwhile cannot go

@@ -178,9 +178,11 @@ enum fxblk_peer_op {
  * the block path and on the peer queues); without it, an fsync/fdatasync
  * of the disk (any fd of /dev/fxN) makes every write completed before it
  * durable, also those the peer queues moved: the volume's flush sends an
- * NVMe Flush on each association that completed writes since its last one
- * (a Flush covers only what its own controller completed), and fails (EIO)
- * if such an association went down before it could.
+ * NVMe Flush on each association that completed writes since its last one,
+ * then flushes every member through its kernel controller, which covers
+ * the writes of an association that went down before its Flush (as nvme
+ * multipath counts on); with module parameter peer_strict_flush=1 such a
+ * flush fails (EIO) instead, once.
  * The disk's page cache is kept coherent as O_DIRECT keeps it: dirty
  * cached blocks of the range are written back before the I/O, and for a
  * write the cached pages of the range are dropped (before, and after a
