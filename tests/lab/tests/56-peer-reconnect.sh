@@ -4,8 +4,9 @@
 # Peer queues under faults (issue 20): fxblk's own NVMe-oF association to
 # a member goes down with the member's target port and comes back by
 # itself, peer I/O never hangs or returns wrong data meanwhile, writes an
-# association completed and could not flush make the next fsync fail, and a
-# member the volume lost gets no peer I/O.
+# association completed and could not flush make the next fsync fail in
+# the strict mode (peer_strict_flush=1; by default the member's own flush
+# covers them: lab 72), and a member the volume lost gets no peer I/O.
 # Member 2 reaches the target through a port of its own (faults.sh
 # fl_stallable: port 2, service 4421, reconnect every second); fxblk
 # peer_queues=1; a volume over the 4 members, 64 KiB chunks.
@@ -22,7 +23,7 @@
 #    flushed): where the member has a volatile write cache (Identify VWC
 #    and its disk's write_cache: 6.12 over null_blk; 7.3 write through), its
 #    association closed unflushed, so the next fsync of /dev/fxN fails with
-#    EIO and the one after it succeeds; without one, the write was durable
+#    EIO (peer_strict_flush=1) and the one after it succeeds; without one, the write was durable
 #    on completion: no member is unflushed and the fsync succeeds;
 #  - the Keep Alive Timeout: with fxblk's Keep Alives held back (module
 #    parameter peer_ka_hold, lab only) the target drops every idle
@@ -48,7 +49,7 @@ trap cleanup EXIT
 grep -q ' /sys/kernel/debug debugfs ' /proc/mounts ||
 	mount -t debugfs debugfs /sys/kernel/debug || fail "mount debugfs"
 
-modprobe fxblk peer_queues=1 || fail "modprobe fxblk peer_queues=1"
+modprobe fxblk peer_queues=1 peer_strict_flush=1 || fail "modprobe fxblk peer_queues=1 peer_strict_flush=1"
 fl_stallable $I
 M[I]=$FL_DEV
 fx_run fxctl create $VOL --chunk 64K "${M[@]}"
@@ -138,7 +139,8 @@ grep -E "peer queues of member $I .*not opened: .*\(again in [0-9]+ s\)" /tmp/dm
 grep -qE "peer queues of [^ ]+ .*down: " /tmp/dm.ports || fail "no 'peer queues of ... down' message for member $I"
 
 # its writes were never flushed by the old association: the fsync says so
-# (with a volatile write cache; without, they were durable on completion)
+# in the strict mode (with a volatile write cache; without, they were
+# durable on completion)
 if [ "$VWC" = 1 ]; then
 	if xfs_io -c fsync "$DEV" > /tmp/fsync.out 2>&1 && ! grep -qi error /tmp/fsync.out; then
 		fail "fsync of $DEV succeeded although member $I's old association closed with unflushed writes"

@@ -1,6 +1,5 @@
 #!/bin/bash
 # lab: kernels=6.12 quick=6.12 members=4 target-dm timeout=500
-# lab-allow: nvme nvme[0-9]+: I/O tag [0-9]+ .* timeout|nvme nvme[0-9]+: starting error recovery|nvme nvme[0-9]+: Reconnecting in [0-9]+ seconds|nvme nvme[0-9]+: Successfully reconnected|nvme nvme[0-9]+: creating [0-9]+ I/O queues|nvme nvme[0-9]+: mapped [0-9/]+ default/read/poll queues|block nvme[0-9]+n1: no usable path|nvme nvme[0-9]+: I/O [0-9]+ QID [0-9]+ timeout
 # One slow member stops only its own association, and the next fsync
 # succeeds (issue 34, review 2026-12-06-peer H5). fxblk peer_queues=1, a
 # volume over 4 NVMe-oF/RDMA members, each target's namespace a dm-linear
