@@ -82,6 +82,16 @@
 #define FXBLK_PEERQ_SGLS_KEYED	(1U << 2)	/* Identify SGLS bit 2 */
 /* Status of a command failed by a stop: above any (status >> 1) of a CQE. */
 #define FXBLK_PEERQ_ABORTED	0x8000
+/*
+ * Fields of a CQE's status (>> 1; NVMe base specification, Completion
+ * Queue Entry): Status Code Type in bits 10:8, path-related 3h (ANA
+ * inaccessible, persistent loss, transition; host path error), and Do
+ * Not Retry. Our own names: the kernel renamed its macros (NVME_SC_DNR
+ * became NVME_STATUS_DNR in 6.11).
+ */
+#define FXBLK_PEERQ_SCT_MASK	0x0700
+#define FXBLK_PEERQ_SCT_PATH	0x0300
+#define FXBLK_PEERQ_DNR		0x4000
 #define FXBLK_PEERQ_WHY_LEN	96
 
 /* @m's association completed writes that no completed Flush covered */
@@ -1949,6 +1959,28 @@ static void fxblk_peerq_batch_put(struct fxblk_peerq_batch *b)
 		complete(&b->done);
 }
 
+/*
+ * What a failed command makes of its RW, as nvme core's
+ * nvme_decide_disposition() decides for a request: Do Not Retry: -EIO;
+ * a path error (an ANA state, review 2026-12-06-peer H4): the association
+ * is stopped (opened again after its back-off) and the block path moves
+ * the range again, where nvme core waits for a usable path or fails over;
+ * any other status without DNR (Namespace Not Ready, Command Interrupted
+ * during an array's failover): the block path again, which retries it;
+ * stopped: nothing reached the target for it any more, the block path.
+ * -ENOTCONN is the block path (fxblk_peerq_rw()).
+ */
+static int fxblk_peerq_status_errno(struct fxblk_peerq_ctrl *ctrl, u16 status)
+{
+	if (status == FXBLK_PEERQ_ABORTED)
+		return -ENOTCONN;
+	if (status & FXBLK_PEERQ_DNR)
+		return -EIO;
+	if ((status & FXBLK_PEERQ_SCT_MASK) == FXBLK_PEERQ_SCT_PATH)
+		fxblk_peerq_error(ctrl, "path error (ANA state)");
+	return -ENOTCONN;
+}
+
 static void fxblk_peerq_piece_done(void *priv, u16 status,
 				   const union nvme_result *res)
 {
@@ -1956,9 +1988,7 @@ static void fxblk_peerq_piece_done(void *priv, u16 status,
 	struct fxblk_peerq_batch *b = p->b;
 
 	if (status) {
-		/* stopped: nothing reached the target for it any more */
-		cmpxchg(&b->error, 0, status == FXBLK_PEERQ_ABORTED ?
-			-ENOTCONN : -EIO);
+		cmpxchg(&b->error, 0, fxblk_peerq_status_errno(p->ctrl, status));
 		atomic64_inc(&p->ctrl->errors);
 		if (status != FXBLK_PEERQ_ABORTED)
 			pr_info_ratelimited("peer queue of %s: %s failed: status 0x%x\n",
@@ -2220,8 +2250,10 @@ int fxblk_peerq_rw(struct block_device *bdev, struct fxblk_peer_reg *reg,
 	if (ret && READ_ONCE(reg->revoked))
 		ret = -ENXIO;
 	/*
-	 * A queue went down under the I/O: the block path moves the whole
-	 * range again (the kernel's controller has its own queues).
+	 * A queue went down under the I/O, or a command failed with a status
+	 * nvme core retries or fails over (fxblk_peerq_status_errno()): the
+	 * block path moves the whole range again (the kernel's controller
+	 * has its own queues).
 	 */
 	if (ret == -ENOTCONN)
 		ret = -EOPNOTSUPP;
