@@ -1603,6 +1603,12 @@ static void fxblk_peerq_ctrl_teardown(struct fxblk_peerq_ctrl *ctrl)
 	flush_work(&ctrl->err_work);
 	fxblk_peerq_queue_free(&ctrl->io);
 	fxblk_peerq_queue_free(&ctrl->admin);
+	/*
+	 * A CM handler that read @closing false before it was set may have
+	 * queued it after the flush; rdma_destroy_id() waited for every
+	 * handler, so none comes after this (review M3).
+	 */
+	cancel_work_sync(&ctrl->err_work);
 }
 
 /* On the RDMA device's removal (fxblk_peerq_remove_one()). */
@@ -1988,7 +1994,16 @@ static void fxblk_peerq_piece_done(void *priv, u16 status,
 	struct fxblk_peerq_batch *b = p->b;
 
 	if (status) {
-		cmpxchg(&b->error, 0, fxblk_peerq_status_errno(p->ctrl, status));
+		int err = fxblk_peerq_status_errno(p->ctrl, status);
+
+		cmpxchg(&b->error, 0, err);
+		/*
+		 * The member failed it for good: its health state says so,
+		 * as for a block-path error (review M6); what the block path
+		 * takes again is judged there.
+		 */
+		if (err == -EIO)
+			fxblk_health_io_error(p->ctrl->m, BLK_STS_IOERR);
 		atomic64_inc(&p->ctrl->errors);
 		if (status != FXBLK_PEERQ_ABORTED)
 			pr_info_ratelimited("peer queue of %s: %s failed: status 0x%x\n",
