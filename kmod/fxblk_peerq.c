@@ -1400,6 +1400,19 @@ static int fxblk_peerq_enable(struct fxblk_peerq_ctrl *ctrl)
 	ret = fxblk_peerq_prop_get(ctrl, NVME_REG_CAP, true, &ctrl->cap);
 	if (ret)
 		return ret;
+	/* what CC below and the queues' depth take for granted (review M2) */
+	if (NVME_CAP_MPSMIN(ctrl->cap)) {
+		snprintf(ctrl->why, sizeof(ctrl->why),
+			 "CAP.MPSMIN %llu: no 4 KiB memory pages",
+			 NVME_CAP_MPSMIN(ctrl->cap));
+		return -EOPNOTSUPP;
+	}
+	if (NVME_CAP_MQES(ctrl->cap) + 1 < FXBLK_PEERQ_DEPTH) {
+		snprintf(ctrl->why, sizeof(ctrl->why),
+			 "CAP.MQES %llu: queues shorter than %u entries",
+			 NVME_CAP_MQES(ctrl->cap), FXBLK_PEERQ_DEPTH);
+		return -EOPNOTSUPP;
+	}
 	ret = fxblk_peerq_prop_set(ctrl, NVME_REG_CC, NVME_CC_CSS_NVM |
 				   0 << NVME_CC_MPS_SHIFT |	/* 4 KiB */
 				   NVME_CC_AMS_RR | NVME_CC_SHN_NONE |
@@ -1426,6 +1439,7 @@ static int fxblk_peerq_identify(struct fxblk_peerq_ctrl *ctrl)
 {
 	struct nvme_id_ctrl *id;
 	struct nvme_command c = {};
+	unsigned int shift;
 	u32 bytes;
 	int ret;
 
@@ -1446,9 +1460,10 @@ static int fxblk_peerq_identify(struct fxblk_peerq_ctrl *ctrl)
 	if (ret)
 		return ret;
 	bytes = FXBLK_PEERQ_MAX_PAGES * SZ_4K;
-	if (ctrl->mdts)
-		bytes = min_t(u64, bytes, (u64)SZ_4K <<
-			      (NVME_CAP_MPSMIN(ctrl->cap) + ctrl->mdts));
+	/* 2^(12 + MPSMIN + MDTS) bytes; MDTS may be up to 255 (review M2) */
+	shift = 12 + NVME_CAP_MPSMIN(ctrl->cap) + ctrl->mdts;
+	if (ctrl->mdts && shift < 32)
+		bytes = min_t(u64, bytes, 1ULL << shift);
 	ctrl->max_bytes = bytes;
 	return 0;
 }
@@ -1555,14 +1570,21 @@ static int fxblk_peerq_ctrl_setup(struct fxblk_peerq_ctrl *ctrl)
 				 "admin queue connect failed (%d)", ret);
 		return ret;
 	}
-	queue_delayed_work(fxblk_peerq_wq, &ctrl->ka_work,
-			   msecs_to_jiffies(FXBLK_PEERQ_KATO_MS / 2));
+	/*
+	 * Keep Alive from CSTS.RDY on, as nvme_start_ctrl() starts it:
+	 * before, nvmet answers it with Command Sequence Error, which would
+	 * stop the association (review M2).
+	 */
 	ret = fxblk_peerq_enable(ctrl);
-	if (!ret)
+	if (!ret) {
+		queue_delayed_work(fxblk_peerq_wq, &ctrl->ka_work,
+				   msecs_to_jiffies(FXBLK_PEERQ_KATO_MS / 2));
 		ret = fxblk_peerq_identify(ctrl);
+	}
 	if (ret) {
-		snprintf(ctrl->why, sizeof(ctrl->why),
-			 "enable or Identify failed (%d)", ret);
+		if (!ctrl->why[0])
+			snprintf(ctrl->why, sizeof(ctrl->why),
+				 "enable or Identify failed (%d)", ret);
 		return ret;
 	}
 	if (!(ctrl->sgls & FXBLK_PEERQ_SGLS_KEYED)) {
