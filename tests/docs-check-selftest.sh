@@ -90,5 +90,9 @@ check "a doc's link to no heading" 1 "docs/README.md:[0-9]+: link 'install.md#go
 	sed -i 's|(install.md)|(install.md#gone)|' docs/README.md
 check "an old doc path gone" 1 "docs/benchmarks.md: an old doc path no longer resolves" \
 	rm docs/benchmarks.md
+check "a module parameter the reference lacks" 1 "module parameter 'peer_lab_open_ms' is not in docs/module-parameters.md" \
+	sed -i '/^| `peer_lab_open_ms`/d' docs/module-parameters.md
+check "a reference row of no parameter" 1 "'peer_gone' is no parameter of the module" \
+	sed -i 's/^| `peer_lab_nsid`/| `peer_gone`/' docs/module-parameters.md
 [ "$fails" = 0 ] && echo "docs-check self-test: every planted defect caught, the clean copy passes"
 exit $fails

@@ -22,6 +22,8 @@ runs this after its own path rules). Each failure is one line
      directory of the repository, and its #anchor a heading of that file.
   5. The paths of the docs as they were on 2026-12-06 still resolve (a moved
      doc leaves a stub behind), so links from outside keep working.
+  6. docs/module-parameters.md's table names exactly the parameters the
+     module's sources declare (module_param, _named, _cb in kmod/*.c).
 
 Environment: FXBLK_DOCS_ROOT=DIR checks the README and docs of DIR (the
 self-test's planted copies) against the plan of this tree's tests/check.sh;
@@ -317,6 +319,35 @@ def check_links(rel):
                 report(f"{rel}:{n}", f"link '{target}': no heading #{frag} in {dest}")
 
 
+PARAM_RE = re.compile(r"\bmodule_param(?:_named|_cb)?\(\s*(\w+)\s*,")
+PARAM_DOC = "docs/module-parameters.md"
+
+
+def check_params():
+    declared = {}
+    kmod = os.path.join(ROOT, "kmod")
+    for name in sorted(os.listdir(kmod)):
+        if name.endswith(".c"):
+            for n, line in enumerate(read(f"kmod/{name}"), 1):
+                m = PARAM_RE.search(line)
+                if m:
+                    declared.setdefault(m.group(1), f"kmod/{name}:{n}")
+    if not os.path.exists(os.path.join(ROOT, PARAM_DOC)):
+        report(PARAM_DOC, "missing: the module parameters' reference")
+        return
+    documented = {}
+    for n, line in enumerate(read(PARAM_DOC), 1):
+        m = re.match(r"\|\s*`(\w+)`\s*\|", line)
+        if m:
+            documented.setdefault(m.group(1), n)
+    for name, where in sorted(declared.items()):
+        if name not in documented:
+            report(where, f"module parameter '{name}' is not in {PARAM_DOC}")
+    for name, n in sorted(documented.items()):
+        if name not in declared:
+            report(f"{PARAM_DOC}:{n}", f"'{name}' is no parameter of the module (kmod/*.c)")
+
+
 def main():
     lines = read("README.md")
     top = check_top(lines)
@@ -328,12 +359,14 @@ def main():
         docs += sorted(os.path.relpath(os.path.join(dirpath, f), ROOT) for f in files if f.endswith(".md"))
     for rel in docs:
         check_links(rel)
+    check_params()
     for old in OLD_DOCS:
         if not os.path.exists(os.path.join(ROOT, old)):
             report(old, "an old doc path no longer resolves: leave a stub that links to where it went")
     if not bad:
         print(f"docs-check: README within {MAX_LINES} lines and {MAX_WORDS} words a sentence, "
-              f"its tests run, its figures in their docs; {len(docs)} docs' links resolve")
+              f"its tests run, its figures in their docs; {len(docs)} docs' links resolve; "
+              f"the module parameters' reference complete")
     return bad
 
 
