@@ -60,6 +60,7 @@ insmod $KO delay_ms=$DELAY_MS || fail "insmod fxlab_delay"
 hits() { cat /sys/module/fxlab_delay/parameters/hits; }
 fl_tracefs
 [ -w $FL_TRACE/kprobe_events ] || fail "no kprobe_events in tracefs ($FL_TRACE)"
+echo 1 > $FL_TRACE/tracing_on || fail "tracing on"
 echo > $FL_TRACE/kprobe_events
 echo 'p:t38dead fxblk:fxblk_mark_dead' >> $FL_TRACE/kprobe_events || fail "kprobe on fxblk_mark_dead refused"
 echo 'p:t38add device_add_disk' >> $FL_TRACE/kprobe_events || fail "kprobe on device_add_disk refused"
