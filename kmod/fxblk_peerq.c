@@ -2231,6 +2231,21 @@ static void fxblk_peerq_stop_holders(struct fxblk_volume *vol,
 	}
 }
 
+/*
+ * Up to FXBLK_PEERQ_CMD_TIMEOUT for an RW's commands, in one-second
+ * slices as blk_wait_io() waits, so that the hung-task check does not
+ * take a wait for a slow target for a hung task; false on timeout.
+ */
+static bool fxblk_peerq_wait_rw(struct completion *done)
+{
+	unsigned long end = jiffies + FXBLK_PEERQ_CMD_TIMEOUT;
+
+	while (!wait_for_completion_timeout(done, HZ))
+		if (time_after(jiffies, end))
+			return false;
+	return true;
+}
+
 int fxblk_peerq_rw(struct block_device *bdev, struct fxblk_peer_reg *reg,
 		   u64 pos, u64 dev_off, u64 len, bool write, bool fua)
 {
@@ -2266,7 +2281,7 @@ int fxblk_peerq_rw(struct block_device *bdev, struct fxblk_peer_reg *reg,
 	init_completion(&b.done);
 	ret = fxblk_peerq_submit(vol, &b, reg, pos, dev_off, len, write, fua);
 	fxblk_peerq_batch_put(&b);
-	if (!wait_for_completion_timeout(&b.done, FXBLK_PEERQ_CMD_TIMEOUT)) {
+	if (!fxblk_peerq_wait_rw(&b.done)) {
 		/*
 		 * Only the associations still holding a command of @reg go
 		 * down (review H5: one slow member stopped every member's,
