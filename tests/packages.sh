@@ -179,9 +179,10 @@ expect_ctl() {
 	done
 	return 0
 }
-expect_py() {	# expect_py PYTHONDIR: the fxio package
+expect_py() {	# expect_py PYTHONDIR: the fxio package and its metadata (vLLM's entry point)
 	local f
-	for f in __init__.py _dlpack.py safetensors.py kvcache.py lmcache.py; do echo "$1/fxio/$f"; done
+	for f in __init__.py _dlpack.py safetensors.py kvcache.py lmcache.py vllm.py; do echo "$1/fxio/$f"; done
+	for f in METADATA entry_points.txt top_level.txt; do echo "$1/fxio-$VER.dist-info/$f"; done
 	echo "$1/fxio/_fxio.cpython-$(/usr/bin/python3 -c 'import sys; print("%d%d" % sys.version_info[:2])')-$(dpkg-architecture -qDEB_HOST_MULTIARCH).so"
 }
 compare() {	# compare NAME EXPECTED-LIST ACTUAL-LIST
