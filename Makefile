@@ -82,7 +82,8 @@ check-debug: kernel-debug
 		FXBLK_CHECK_FILTER='$(or $(FXBLK_CHECK_FILTER),^lab)' bash tests/check.sh
 
 demo: all
-	bash tests/lab/run --kernel 6.12 --members 4 --size-mb 512 --udev -- tests/demo.sh
+	bash tests/lab/run --kernel 6.12 --members 4 --size-mb 512 --udev --hostfs \
+		--file build/ctl/fxio-cp:/lab/bin/fxio-cp -- tests/demo.sh
 
 bench: all
 	bash tests/bench/run.sh

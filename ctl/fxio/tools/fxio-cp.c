@@ -132,8 +132,8 @@ static ssize_t batch_io(fxio_handle_t h, int wr, char *buf, size_t len, off_t de
 int main(int argc, char **argv)
 {
 	if (argc < 7 || argc > 8) {
-		fprintf(stderr, "usage: fxio-cp read|write unreg|host|emulated DEVICE DEV_OFF LEN "
-			"FILE [BUF_OFF]\n");
+		fprintf(stderr, "usage: fxio-cp read|write unreg|host|emulated|rocm|ascend|dmabuf "
+			"DEVICE DEV_OFF LEN FILE [BUF_OFF]\n");
 		return 2;
 	}
 	int wr = !strcmp(argv[1], "write");
