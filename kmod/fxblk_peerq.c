@@ -888,20 +888,30 @@ static void fxblk_peerq_wait_done(void *priv, u16 status,
 static void fxblk_peerq_stop(struct fxblk_peerq_ctrl *ctrl, const char *why);
 
 /* A command's reply; one that does not come stops @ctrl (@why), failing it. */
-static void fxblk_peerq_await(struct fxblk_peerq_ctrl *ctrl,
-			      struct fxblk_peerq_wait *w, const char *why)
+static void fxblk_peerq_await_for(struct fxblk_peerq_ctrl *ctrl,
+				  struct fxblk_peerq_wait *w,
+				  unsigned long timeout, const char *why)
 {
-	if (!wait_for_completion_timeout(&w->done, FXBLK_PEERQ_CMD_TIMEOUT)) {
+	if (!wait_for_completion_timeout(&w->done, timeout)) {
 		fxblk_peerq_stop(ctrl, why);
 		wait_for_completion(&w->done);
 	}
 }
 
-/* One command, waited for; @buf (kmalloc'ed) holds its data. */
-static int fxblk_peerq_sync(struct fxblk_peerq_queue *q,
-			    const struct nvme_command *c, void *buf, u32 len,
-			    enum dma_data_direction dir,
-			    union nvme_result *res)
+static void fxblk_peerq_await(struct fxblk_peerq_ctrl *ctrl,
+			      struct fxblk_peerq_wait *w, const char *why)
+{
+	fxblk_peerq_await_for(ctrl, w, FXBLK_PEERQ_CMD_TIMEOUT, why);
+}
+
+/*
+ * One command, waited for at most @timeout (then the association is
+ * stopped, which ends it); @buf (kmalloc'ed) holds its data.
+ */
+static int fxblk_peerq_sync_for(struct fxblk_peerq_queue *q,
+				const struct nvme_command *c, void *buf,
+				u32 len, enum dma_data_direction dir,
+				union nvme_result *res, unsigned long timeout)
 {
 	struct fxblk_peerq_wait w;
 	struct scatterlist sg;
@@ -914,7 +924,7 @@ static int fxblk_peerq_sync(struct fxblk_peerq_queue *q,
 				len, dir, fxblk_peerq_wait_done, &w);
 	if (ret)
 		return ret;
-	fxblk_peerq_await(q->ctrl, &w, "admin command timed out");
+	fxblk_peerq_await_for(q->ctrl, &w, timeout, "admin command timed out");
 	if (w.status) {
 		pr_info("peer queue %u of %s: command 0x%02x failed: status 0x%x\n",
 			q->qid, q->ctrl->m->disk_name, c->common.opcode,
@@ -924,6 +934,15 @@ static int fxblk_peerq_sync(struct fxblk_peerq_queue *q,
 	if (res)
 		*res = w.res;
 	return 0;
+}
+
+static int fxblk_peerq_sync(struct fxblk_peerq_queue *q,
+			    const struct nvme_command *c, void *buf, u32 len,
+			    enum dma_data_direction dir,
+			    union nvme_result *res)
+{
+	return fxblk_peerq_sync_for(q, c, buf, len, dir, res,
+				    FXBLK_PEERQ_CMD_TIMEOUT);
 }
 
 /* ---- queues ------------------------------------------------------------ */
@@ -1361,8 +1380,8 @@ static int fxblk_peerq_connect(struct fxblk_peerq_queue *q)
 	return ret;
 }
 
-static int fxblk_peerq_prop_get(struct fxblk_peerq_ctrl *ctrl, u32 off,
-				bool wide, u64 *val)
+static int fxblk_peerq_prop_get_for(struct fxblk_peerq_ctrl *ctrl, u32 off,
+				    bool wide, u64 *val, unsigned long timeout)
 {
 	struct nvme_command c = {};
 	union nvme_result res;
@@ -1372,10 +1391,18 @@ static int fxblk_peerq_prop_get(struct fxblk_peerq_ctrl *ctrl, u32 off,
 	c.prop_get.fctype = nvme_fabrics_type_property_get;
 	c.prop_get.attrib = wide;
 	c.prop_get.offset = cpu_to_le32(off);
-	ret = fxblk_peerq_sync(&ctrl->admin, &c, NULL, 0, DMA_NONE, &res);
+	ret = fxblk_peerq_sync_for(&ctrl->admin, &c, NULL, 0, DMA_NONE, &res,
+				   timeout);
 	if (!ret)
 		*val = wide ? le64_to_cpu(res.u64) : le32_to_cpu(res.u32);
 	return ret;
+}
+
+static int fxblk_peerq_prop_get(struct fxblk_peerq_ctrl *ctrl, u32 off,
+				bool wide, u64 *val)
+{
+	return fxblk_peerq_prop_get_for(ctrl, off, wide, val,
+					FXBLK_PEERQ_CMD_TIMEOUT);
 }
 
 static int fxblk_peerq_prop_set(struct fxblk_peerq_ctrl *ctrl, u32 off,
@@ -1389,6 +1416,10 @@ static int fxblk_peerq_prop_set(struct fxblk_peerq_ctrl *ctrl, u32 off,
 	c.prop_set.value = cpu_to_le64(val);
 	return fxblk_peerq_sync(&ctrl->admin, &c, NULL, 0, DMA_NONE, NULL);
 }
+
+#define FXBLK_PEERQ_CC	(NVME_CC_CSS_NVM | 0 << NVME_CC_MPS_SHIFT |	\
+			 NVME_CC_AMS_RR | NVME_CC_SHN_NONE |		\
+			 NVME_CC_IOSQES | NVME_CC_IOCQES | NVME_CC_ENABLE)
 
 /* CC.EN, then CSTS.RDY within CAP.TO (nvme_enable_ctrl()). */
 static int fxblk_peerq_enable(struct fxblk_peerq_ctrl *ctrl)
@@ -1413,11 +1444,7 @@ static int fxblk_peerq_enable(struct fxblk_peerq_ctrl *ctrl)
 			 NVME_CAP_MQES(ctrl->cap), FXBLK_PEERQ_DEPTH);
 		return -EOPNOTSUPP;
 	}
-	ret = fxblk_peerq_prop_set(ctrl, NVME_REG_CC, NVME_CC_CSS_NVM |
-				   0 << NVME_CC_MPS_SHIFT |	/* 4 KiB */
-				   NVME_CC_AMS_RR | NVME_CC_SHN_NONE |
-				   NVME_CC_IOSQES | NVME_CC_IOCQES |
-				   NVME_CC_ENABLE);
+	ret = fxblk_peerq_prop_set(ctrl, NVME_REG_CC, FXBLK_PEERQ_CC);
 	if (ret)
 		return ret;
 	deadline = jiffies + (NVME_CAP_TIMEOUT(ctrl->cap) + 1) * HZ / 2;
@@ -1689,6 +1716,71 @@ static struct fxblk_peerq_ctrl *fxblk_peerq_ctrl_alloc(struct fxblk_member *m)
 	return ctrl;
 }
 
+/*
+ * A live association closed on purpose (its volume stopped or removed,
+ * or replaced) ends as nvme_rdma_shutdown_ctrl() ends one (review M2):
+ * Keep Alive stopped; a Flush, since a target may keep its volatile
+ * write cache across a shutdown (nvmet does: a shutdown flushes nothing
+ * there), so what this association wrote is on media before it goes;
+ * then CC.SHN normal and CSTS.SHST complete awaited, as
+ * nvme_disable_ctrl(ctrl, true) does, within nvme core's default
+ * shutdown_timeout. Each command waits as long at most. A failure is
+ * logged, never returned: the close goes on, as nvme's does.
+ */
+#define FXBLK_PEERQ_SHUTDOWN_MS	5000
+
+static void fxblk_peerq_shutdown(struct fxblk_peerq_ctrl *ctrl)
+{
+	unsigned long tmo = msecs_to_jiffies(FXBLK_PEERQ_SHUTDOWN_MS);
+	unsigned long deadline = jiffies + tmo;
+	struct nvme_command c = {};
+	const char *what;
+	u64 csts;
+	int ret;
+
+	if (READ_ONCE(ctrl->state) != FXBLK_PEERQ_LIVE)
+		return;
+	cancel_delayed_work_sync(&ctrl->ka_work);
+	if (ctrl->vwc) {
+		what = "Flush";
+		c.common.opcode = nvme_cmd_flush;
+		c.common.nsid = cpu_to_le32(ctrl->nsid);
+		ret = fxblk_peerq_sync_for(&ctrl->io, &c, NULL, 0, DMA_NONE,
+					   NULL, tmo);
+		if (ret)
+			goto fail;
+		atomic64_inc(&ctrl->flushes);
+	}
+	what = "CC.SHN";
+	memset(&c, 0, sizeof(c));
+	c.prop_set.opcode = nvme_fabrics_command;
+	c.prop_set.fctype = nvme_fabrics_type_property_set;
+	c.prop_set.offset = cpu_to_le32(NVME_REG_CC);
+	c.prop_set.value = cpu_to_le64((FXBLK_PEERQ_CC & ~NVME_CC_SHN_MASK) |
+				       NVME_CC_SHN_NORMAL);
+	ret = fxblk_peerq_sync_for(&ctrl->admin, &c, NULL, 0, DMA_NONE, NULL,
+				   tmo);
+	if (ret)
+		goto fail;
+	what = "CSTS.SHST";
+	for (;;) {
+		ret = fxblk_peerq_prop_get_for(ctrl, NVME_REG_CSTS, false,
+					       &csts, tmo);
+		if (ret)
+			goto fail;
+		if ((csts & NVME_CSTS_SHST_MASK) == NVME_CSTS_SHST_CMPLT)
+			return;
+		if (time_after(jiffies, deadline)) {
+			ret = -ETIMEDOUT;
+			goto fail;
+		}
+		msleep(20);
+	}
+fail:
+	pr_info("peer queues of %s (%s): shutdown: %s: error %d\n",
+		ctrl->m->disk_name, ctrl->subsysnqn, what, ret);
+}
+
 /* Unlinked (no device removal can queue its work) and freed. */
 static void fxblk_peerq_ctrl_free(struct fxblk_peerq_ctrl *ctrl)
 {
@@ -1696,6 +1788,7 @@ static void fxblk_peerq_ctrl_free(struct fxblk_peerq_ctrl *ctrl)
 	list_del_init(&ctrl->node);
 	mutex_unlock(&fxblk_peerq_ctrls_lock);
 	cancel_work_sync(&ctrl->remove_work);
+	fxblk_peerq_shutdown(ctrl);
 	fxblk_peerq_ctrl_teardown(ctrl);
 	mutex_destroy(&ctrl->stop_lock);
 	kfree(ctrl);
