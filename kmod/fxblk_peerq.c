@@ -755,6 +755,26 @@ static void fxblk_peerq_put_le(u8 *p, u32 v, unsigned int bytes)
  * pages to map for the queue's device, or (@dma) DMA segments a provider
  * already mapped for it.
  */
+/*
+ * What the target may do to the memory: RDMA READ it for a write (data
+ * to the device), RDMA WRITE it for a read, which the verbs allow only
+ * with local write access too. nvme-rdma grants all three to every MR;
+ * a peer write from a registration pinned read-only (no FOLL_WRITE)
+ * must not be writable by the target (review 2026-12-06-peer L1).
+ */
+static int fxblk_peerq_access(enum dma_data_direction dir)
+{
+	switch (dir) {
+	case DMA_TO_DEVICE:
+		return IB_ACCESS_REMOTE_READ;
+	case DMA_FROM_DEVICE:
+		return IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE;
+	default:
+		return IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_READ |
+		       IB_ACCESS_REMOTE_WRITE;
+	}
+}
+
 static int fxblk_peerq_map(struct fxblk_peerq_cmd *cmd,
 			   struct scatterlist *sgl, int nents, bool dma,
 			   u32 len, enum dma_data_direction dir)
@@ -788,8 +808,7 @@ static int fxblk_peerq_map(struct fxblk_peerq_cmd *cmd,
 	cmd->reg_wr.wr.wr_cqe = &cmd->reg_cqe;
 	cmd->reg_wr.mr = cmd->mr;
 	cmd->reg_wr.key = cmd->mr->rkey;
-	cmd->reg_wr.access = IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_READ |
-			     IB_ACCESS_REMOTE_WRITE;
+	cmd->reg_wr.access = fxblk_peerq_access(dir);
 	ksgl->addr = cpu_to_le64(cmd->mr->iova);
 	fxblk_peerq_put_le(ksgl->length, cmd->mr->length, 3);
 	fxblk_peerq_put_le(ksgl->key, cmd->mr->rkey, 4);
