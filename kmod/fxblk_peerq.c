@@ -75,6 +75,14 @@
 #define FXBLK_PEERQ_KATO_MS	5000	/* Keep Alive Timeout we ask for */
 #define FXBLK_PEERQ_CMD_TIMEOUT	(30 * HZ)
 #define FXBLK_PEERQ_MAX_PAGES	256	/* 4 KiB pages per MR: 1 MiB */
+/*
+ * include/linux/nvme.h's, spelled here: NVME_CAP_CSS() and the AUTHREQ
+ * bits are not in every kernel the module builds for (5.10)
+ */
+#define FXBLK_PEERQ_CAP_CSS(cap)	(((cap) >> 37) & 0xff)
+#define FXBLK_PEERQ_CAP_CSS_NVM		BIT(0)
+#define FXBLK_PEERQ_AUTHREQ_ATR		BIT(17)
+#define FXBLK_PEERQ_AUTHREQ_ASCR	BIT(18)
 /* Back-off after a failed open or a stop: 1 s, doubling, at most 64 s. */
 #define FXBLK_PEERQ_RETRY_MIN	HZ
 #define FXBLK_PEERQ_RETRY_SHIFT	6
@@ -1393,8 +1401,20 @@ static int fxblk_peerq_connect(struct fxblk_peerq_queue *q)
 		c.connect.kato = cpu_to_le32(FXBLK_PEERQ_KATO_MS);
 	ret = fxblk_peerq_sync(q, &c, data, sizeof(*data), DMA_TO_DEVICE,
 			       &res);
-	if (!ret && !q->qid)
+	if (!ret && !q->qid) {
 		ctrl->cntlid = le16_to_cpu(res.u16);
+		/*
+		 * AUTHREQ (nvmf_connect_admin_queue()): the subsystem wants
+		 * DH-HMAC-CHAP first, which these queues do not speak; every
+		 * command would fail with AUTH_REQUIRED (review M2)
+		 */
+		if (le32_to_cpu(res.u32) & (FXBLK_PEERQ_AUTHREQ_ATR |
+					    FXBLK_PEERQ_AUTHREQ_ASCR)) {
+			snprintf(ctrl->why, sizeof(ctrl->why),
+				 "the subsystem requires in-band authentication (DH-HMAC-CHAP)");
+			ret = -EACCES;
+		}
+	}
 	kfree(data);
 	return ret;
 }
@@ -1455,6 +1475,12 @@ static int fxblk_peerq_enable(struct fxblk_peerq_ctrl *ctrl)
 		snprintf(ctrl->why, sizeof(ctrl->why),
 			 "CAP.MPSMIN %llu: no 4 KiB memory pages",
 			 NVME_CAP_MPSMIN(ctrl->cap));
+		return -EOPNOTSUPP;
+	}
+	if (!(FXBLK_PEERQ_CAP_CSS(ctrl->cap) & FXBLK_PEERQ_CAP_CSS_NVM)) {
+		snprintf(ctrl->why, sizeof(ctrl->why),
+			 "CAP.CSS 0x%llx: no NVM command set",
+			 FXBLK_PEERQ_CAP_CSS(ctrl->cap));
 		return -EOPNOTSUPP;
 	}
 	if (NVME_CAP_MQES(ctrl->cap) + 1 < FXBLK_PEERQ_DEPTH) {
