@@ -19,7 +19,7 @@
 #                                 driver's kernel sources are installed)
 #   FXBLK_VENDOR_GLUE=none        build no glue at all
 # The default amdgpu-dkms paths are not verified on a real installation
-# (docs/gpu-direct.md); the environment variables are the documented way.
+# (docs/gpu-direct-design.md); the environment variables are the documented way.
 # A header whose amd_rdma API major is neither 1 (no AMD_RDMA_MAJOR) nor 2
 # is refused here, so the rest still builds.
 set -eu

@@ -35,7 +35,7 @@
  * parameter peer_queues=1, synchronous FXBLK_PEER_IOC_RW of host memory
  * on a volume whose members are all nvme-rdma namespaces goes over
  * fxblk's own NVMe-oF/RDMA queues to the members instead of the block
- * layer (see the gpu-direct guide, "Peer queues"). DMA-address-only memory
+ * layer (see docs/gpu-direct-design.md, "Peer queues"). DMA-address-only memory
  * whose provider can map it for an RDMA NIC (FXBLK_PEER_F_PEERQ: rocm with
  * amd_rdma API 2, ascend) is moved the same way by a synchronous RW, the NIC
  * reading or writing the device memory itself; where that volume has no
