@@ -758,12 +758,6 @@ static void fxblk_peerq_put_le(u8 *p, u32 v, unsigned int bytes)
 }
 
 /*
- * Register @len bytes of @sgl for the target (drivers/nvme/host/rdma.c
- * nvme_rdma_map_sg_fr(), 4 KiB MR pages), or a null keyed SGL. @sgl holds
- * pages to map for the queue's device, or (@dma) DMA segments a provider
- * already mapped for it.
- */
-/*
  * What the target may do to the memory: RDMA READ it for a write (data
  * to the device), RDMA WRITE it for a read, which the verbs allow only
  * with local write access too. nvme-rdma grants all three to every MR;
@@ -783,6 +777,12 @@ static int fxblk_peerq_access(enum dma_data_direction dir)
 	}
 }
 
+/*
+ * Register @len bytes of @sgl for the target (drivers/nvme/host/rdma.c
+ * nvme_rdma_map_sg_fr(), 4 KiB MR pages), or a null keyed SGL. @sgl holds
+ * pages to map for the queue's device, or (@dma) DMA segments a provider
+ * already mapped for it.
+ */
 static int fxblk_peerq_map(struct fxblk_peerq_cmd *cmd,
 			   struct scatterlist *sgl, int nents, bool dma,
 			   u32 len, enum dma_data_direction dir)
@@ -1444,8 +1444,8 @@ static int fxblk_peerq_prop_get(struct fxblk_peerq_ctrl *ctrl, u32 off,
 					FXBLK_PEERQ_CMD_TIMEOUT);
 }
 
-static int fxblk_peerq_prop_set(struct fxblk_peerq_ctrl *ctrl, u32 off,
-				u32 val)
+static int fxblk_peerq_prop_set_for(struct fxblk_peerq_ctrl *ctrl, u32 off,
+				    u32 val, unsigned long timeout)
 {
 	struct nvme_command c = {};
 
@@ -1453,7 +1453,15 @@ static int fxblk_peerq_prop_set(struct fxblk_peerq_ctrl *ctrl, u32 off,
 	c.prop_set.fctype = nvme_fabrics_type_property_set;
 	c.prop_set.offset = cpu_to_le32(off);
 	c.prop_set.value = cpu_to_le64(val);
-	return fxblk_peerq_sync(&ctrl->admin, &c, NULL, 0, DMA_NONE, NULL);
+	return fxblk_peerq_sync_for(&ctrl->admin, &c, NULL, 0, DMA_NONE, NULL,
+				    timeout);
+}
+
+static int fxblk_peerq_prop_set(struct fxblk_peerq_ctrl *ctrl, u32 off,
+				u32 val)
+{
+	return fxblk_peerq_prop_set_for(ctrl, off, val,
+					FXBLK_PEERQ_CMD_TIMEOUT);
 }
 
 #define FXBLK_PEERQ_CC	(NVME_CC_CSS_NVM | 0 << NVME_CC_MPS_SHIFT |	\
@@ -1797,14 +1805,9 @@ static void fxblk_peerq_shutdown(struct fxblk_peerq_ctrl *ctrl)
 		atomic64_inc(&ctrl->flushes);
 	}
 	what = "CC.SHN";
-	memset(&c, 0, sizeof(c));
-	c.prop_set.opcode = nvme_fabrics_command;
-	c.prop_set.fctype = nvme_fabrics_type_property_set;
-	c.prop_set.offset = cpu_to_le32(NVME_REG_CC);
-	c.prop_set.value = cpu_to_le64((FXBLK_PEERQ_CC & ~NVME_CC_SHN_MASK) |
-				       NVME_CC_SHN_NORMAL);
-	ret = fxblk_peerq_sync_for(&ctrl->admin, &c, NULL, 0, DMA_NONE, NULL,
-				   tmo);
+	ret = fxblk_peerq_prop_set_for(ctrl, NVME_REG_CC,
+				       (FXBLK_PEERQ_CC & ~NVME_CC_SHN_MASK) |
+				       NVME_CC_SHN_NORMAL, tmo);
 	if (ret)
 		goto fail;
 	what = "CSTS.SHST";
